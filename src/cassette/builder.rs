@@ -1,0 +1,447 @@
+//! Turns the two directions of a live session into interactions.
+//!
+//! The recorder feeds every message it forwards into a [`Builder`]; journal
+//! recovery feeds the journal into one too, so a recovered cassette is built
+//! by exactly the code that builds a normal one.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::format::{
+    Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,
+    Transport,
+};
+use crate::jsonrpc::{self, Kind};
+use crate::protocol::{self, Era};
+
+/// Which way a message travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Direction {
+    /// From the client to the server.
+    #[serde(rename = "c2s")]
+    ClientToServer,
+    /// From the server to the client.
+    #[serde(rename = "s2c")]
+    ServerToClient,
+}
+
+/// Where an event was filed, so the client's answer to a server request can
+/// find it later.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    Opening(usize),
+    During(usize, usize),
+    After(usize, usize),
+}
+
+/// Builds a [`Cassette`] from observed messages, pairing requests and
+/// responses by id with any number in flight.
+#[derive(Debug)]
+pub struct Builder {
+    recorded_at: String,
+    transport: Transport,
+    opening: Vec<Event>,
+    interactions: Vec<Interaction>,
+    /// Client request id → interaction index, while unanswered.
+    in_flight: HashMap<String, usize>,
+    /// Indices of unanswered requests; the largest is the most recent.
+    open: BTreeSet<usize>,
+    /// Progress token → interaction index, while its request is unanswered.
+    progress: HashMap<String, usize>,
+    /// Server request id → where that request was filed.
+    server_requests: HashMap<String, Place>,
+    /// The most recent client message.
+    last_client: Option<usize>,
+}
+
+impl Builder {
+    /// A builder for a session that started at `recorded_at`.
+    pub fn new(recorded_at: String, transport: Transport) -> Self {
+        Builder {
+            recorded_at,
+            transport,
+            opening: Vec::new(),
+            interactions: Vec::new(),
+            in_flight: HashMap::new(),
+            open: BTreeSet::new(),
+            progress: HashMap::new(),
+            server_requests: HashMap::new(),
+            last_client: None,
+        }
+    }
+
+    /// Interactions whose request is answered, or which are notifications.
+    pub fn completed(&self) -> usize {
+        self.interactions.len() - self.open.len()
+    }
+
+    /// Files one message. Messages that are not JSON-RPC are ignored: they
+    /// were forwarded unchanged, and nothing in a cassette can refer to them.
+    pub fn observe(&mut self, direction: Direction, message: Value) {
+        let Ok(kind) = jsonrpc::classify(&message) else {
+            tracing::warn!("not a JSON-RPC message, forwarded but not recorded");
+            return;
+        };
+        match (direction, kind) {
+            (Direction::ClientToServer, Kind::Request) => self.client_request(message),
+            (Direction::ClientToServer, Kind::Notification) => self.client_notification(message),
+            (Direction::ClientToServer, Kind::Response) => self.client_response(message),
+            (Direction::ServerToClient, Kind::Response) => self.server_response(message),
+            (Direction::ServerToClient, Kind::Notification) => {
+                let place = self.place_for(&message);
+                self.file(
+                    place,
+                    Event::Notification {
+                        notification: message,
+                    },
+                );
+            }
+            (Direction::ServerToClient, Kind::Request) => {
+                let id = jsonrpc::id(&message).map(jsonrpc::id_key);
+                let place = self.place_for(&message);
+                let place = self.file(
+                    place,
+                    Event::ServerRequest {
+                        server_request: message,
+                        client_response: None,
+                    },
+                );
+                if let Some(id) = id {
+                    self.server_requests.insert(id, place);
+                }
+            }
+        }
+    }
+
+    fn client_request(&mut self, message: Value) {
+        let index = self.interactions.len();
+        if let Some(id) = jsonrpc::id(&message) {
+            self.in_flight.insert(jsonrpc::id_key(id), index);
+        }
+        if let Some(token) = jsonrpc::progress_token(&message) {
+            self.progress.insert(jsonrpc::id_key(token), index);
+        }
+        self.open.insert(index);
+        self.push(ClientMessage::Request(message));
+    }
+
+    fn client_notification(&mut self, message: Value) {
+        if jsonrpc::method(&message) == Some("notifications/cancelled") {
+            // The request stays in the cassette without a response.
+            let id = message.pointer("/params/requestId").map(jsonrpc::id_key);
+            if let Some(index) = id.and_then(|id| self.in_flight.remove(&id)) {
+                self.close(index);
+            }
+        }
+        self.push(ClientMessage::Notification(message));
+    }
+
+    fn client_response(&mut self, message: Value) {
+        let Some(id) = jsonrpc::id(&message).map(jsonrpc::id_key) else {
+            return;
+        };
+        let Some(place) = self.server_requests.remove(&id) else {
+            tracing::warn!(id, "client answered a server request that was never seen");
+            return;
+        };
+        let event = match place {
+            Place::Opening(i) => &mut self.opening[i],
+            Place::During(n, i) => &mut self.interactions[n].during[i],
+            Place::After(n, i) => &mut self.interactions[n].after[i],
+        };
+        if let Event::ServerRequest {
+            client_response, ..
+        } = event
+        {
+            *client_response = Some(message);
+        }
+    }
+
+    fn server_response(&mut self, message: Value) {
+        let Some(id) = jsonrpc::id(&message).map(jsonrpc::id_key) else {
+            return;
+        };
+        let Some(index) = self.in_flight.remove(&id) else {
+            tracing::warn!(id, "server answered a request that is not in flight");
+            return;
+        };
+        self.interactions[index].response = Some(message);
+        self.close(index);
+    }
+
+    fn push(&mut self, client: ClientMessage) {
+        self.last_client = Some(self.interactions.len());
+        self.interactions.push(Interaction {
+            client,
+            during: Vec::new(),
+            response: None,
+            after: Vec::new(),
+        });
+    }
+
+    fn close(&mut self, index: usize) {
+        self.open.remove(&index);
+        if let Some(token) = self.interactions[index]
+            .request()
+            .and_then(jsonrpc::progress_token)
+        {
+            self.progress.remove(&jsonrpc::id_key(token));
+        }
+    }
+
+    /// Server traffic belongs to the request whose progress token it names,
+    /// else to the most recent request in flight, else it followed the last
+    /// client message unprompted.
+    fn place_for(&self, message: &Value) -> Place {
+        let by_token = message
+            .pointer("/params/progressToken")
+            .and_then(|token| self.progress.get(&jsonrpc::id_key(token)));
+        if let Some(&index) = by_token.or(self.open.last()) {
+            return Place::During(index, self.interactions[index].during.len());
+        }
+        match self.last_client {
+            Some(index) => Place::After(index, self.interactions[index].after.len()),
+            None => Place::Opening(self.opening.len()),
+        }
+    }
+
+    fn file(&mut self, place: Place, event: Event) -> Place {
+        match place {
+            Place::Opening(_) => self.opening.push(event),
+            Place::During(n, _) => self.interactions[n].during.push(event),
+            Place::After(n, _) => self.interactions[n].after.push(event),
+        }
+        place
+    }
+
+    /// The cassette recorded so far. Requests still in flight are kept,
+    /// without a response.
+    pub fn finish(self) -> Cassette {
+        let (protocol, server) = describe(&self.interactions);
+        Cassette {
+            format_version: FORMAT_VERSION,
+            recorded_at: self.recorded_at,
+            transport: self.transport,
+            protocol,
+            server,
+            opening: self.opening,
+            interactions: self.interactions,
+        }
+    }
+}
+
+/// Reads era, version and server identity off the recorded handshake: the
+/// first successful `initialize` (legacy) or `server/discover` (modern).
+pub fn describe(interactions: &[Interaction]) -> (ProtocolInfo, Option<ServerIdentity>) {
+    let handshake = interactions.iter().find_map(|i| {
+        let result = i.response.as_ref()?.get("result")?;
+        match i.method() {
+            "initialize" | "server/discover" => Some((i, result)),
+            _ => None,
+        }
+    });
+    let Some((interaction, result)) = handshake else {
+        return (
+            ProtocolInfo {
+                era: Era::Unknown,
+                version: None,
+            },
+            None,
+        );
+    };
+    let version = if interaction.method() == "initialize" {
+        result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    } else {
+        let declared = interactions
+            .iter()
+            .find_map(|i| i.request().and_then(protocol::declared_version));
+        let supported = result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .and_then(|v| v.iter().filter_map(Value::as_str).max());
+        declared.or(supported).map(str::to_owned)
+    };
+    let era = if interaction.method() == "initialize" {
+        Era::Legacy
+    } else {
+        Era::Modern
+    };
+    let field = |name: &str| result.get(name).cloned().unwrap_or(Value::Null);
+    let server = ServerIdentity {
+        info: field("serverInfo"),
+        capabilities: field("capabilities"),
+        instructions: result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    (ProtocolInfo { era, version }, Some(server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Direction::{ClientToServer as C2S, ServerToClient as S2C};
+    use serde_json::json;
+
+    fn builder() -> Builder {
+        Builder::new(
+            "2026-01-01T00:00:00Z".into(),
+            Transport::Stdio { command: vec![] },
+        )
+    }
+
+    #[test]
+    fn pairs_out_of_order_answers_by_id() {
+        let mut b = builder();
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 1, "method": "a"}));
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 2, "method": "b"}));
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"b": true}}),
+        );
+        assert_eq!(b.completed(), 1);
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"a": true}}),
+        );
+        let c = b.finish();
+        assert_eq!(
+            c.interactions[0].response.as_ref().unwrap()["result"],
+            json!({"a": true})
+        );
+        assert_eq!(
+            c.interactions[1].response.as_ref().unwrap()["result"],
+            json!({"b": true})
+        );
+    }
+
+    #[test]
+    fn progress_goes_to_the_request_that_owns_the_token() {
+        let mut b = builder();
+        let meta = |t: &str| json!({"_meta": {"progressToken": t}});
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "a", "params": meta("t1")}),
+        );
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "b", "params": meta("t2")}),
+        );
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t1", "progress": 1}});
+        b.observe(S2C, progress.clone());
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
+        );
+        let c = b.finish();
+        assert_eq!(
+            c.interactions[0].during,
+            vec![Event::Notification {
+                notification: progress
+            }]
+        );
+        assert_eq!(
+            c.interactions[1].during.len(),
+            1,
+            "unowned traffic goes to the newest request"
+        );
+    }
+
+    #[test]
+    fn server_requests_get_the_clients_answer() {
+        let mut b = builder();
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
+        );
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "roots/list"}),
+        );
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"roots": []}}),
+        );
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        let c = b.finish();
+        let Event::ServerRequest {
+            client_response, ..
+        } = &c.interactions[0].during[0]
+        else {
+            panic!("expected a server request")
+        };
+        assert_eq!(
+            client_response.as_ref().unwrap()["result"],
+            json!({"roots": []})
+        );
+    }
+
+    #[test]
+    fn unprompted_traffic_follows_the_last_client_message() {
+        let mut b = builder();
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
+        );
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        );
+        let c = b.finish();
+        assert_eq!(c.opening.len(), 1);
+        assert_eq!(c.interactions[0].after.len(), 1);
+    }
+
+    #[test]
+    fn cancelled_requests_stay_without_response() {
+        let mut b = builder();
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call"}),
+        );
+        b.observe(C2S, json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}));
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+        assert_eq!(b.completed(), 2);
+        let c = b.finish();
+        assert!(c.interactions[0].response.is_none());
+    }
+
+    #[test]
+    fn handshake_sets_era_version_and_identity() {
+        let mut b = builder();
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}));
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18", "serverInfo": {"name": "s"}, "capabilities": {"tools": {}}}}));
+        let c = b.finish();
+        assert_eq!(
+            c.protocol,
+            ProtocolInfo {
+                era: Era::Legacy,
+                version: Some("2025-06-18".into())
+            }
+        );
+        assert_eq!(c.server.unwrap().info, json!({"name": "s"}));
+    }
+
+    #[test]
+    fn discover_makes_a_modern_cassette() {
+        let mut b = builder();
+        let meta = json!({"_meta": {protocol::META_PROTOCOL_VERSION: "2026-07-28"}});
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": meta}),
+        );
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 0, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {}}}));
+        let c = b.finish();
+        assert_eq!(c.protocol.era, Era::Modern);
+        assert_eq!(c.protocol.version.as_deref(), Some("2026-07-28"));
+    }
+}

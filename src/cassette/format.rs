@@ -1,0 +1,190 @@
+//! The cassette file format, version 1.
+//!
+//! A cassette is pretty-printed JSON whose keys keep the order written here,
+//! so that a re-recording shows up in a pull request as a readable diff.
+//! Every JSON-RPC message is stored whole, exactly as it was sent; ids are
+//! kept for reference and never used for matching.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::protocol::Era;
+
+/// The format version this build writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One recorded session with an MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cassette {
+    /// Format version; see [`FORMAT_VERSION`] for the reading rule.
+    pub format_version: u32,
+    /// When recording started, RFC 3339 in UTC.
+    pub recorded_at: String,
+    /// How the client reached the server.
+    pub transport: Transport,
+    /// The era and version the session negotiated.
+    pub protocol: ProtocolInfo,
+    /// Who answered: from `initialize` or `server/discover`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerIdentity>,
+    /// Server messages sent before the client said anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opening: Vec<Event>,
+    /// Client messages in the order they were sent, each with what answered it.
+    pub interactions: Vec<Interaction>,
+}
+
+/// The transport a cassette was recorded over.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Transport {
+    /// A child process speaking newline-delimited JSON on stdin/stdout.
+    Stdio {
+        /// The server command, with secrets masked.
+        command: Vec<String>,
+    },
+}
+
+/// Protocol era and negotiated version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolInfo {
+    /// `legacy`, `modern` or `unknown` (no handshake recorded).
+    pub era: Era,
+    /// The negotiated version, when a handshake was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// The recorded server's identity and capabilities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerIdentity {
+    /// `serverInfo` (name, version, …) as the server sent it.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub info: Value,
+    /// `capabilities` as the server sent them.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub capabilities: Value,
+    /// `instructions`, when the server gave any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// A client message and the server traffic that belongs to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interaction {
+    /// The client's request or notification, whole.
+    #[serde(flatten)]
+    pub client: ClientMessage,
+    /// Server messages sent while the request was in flight, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub during: Vec<Event>,
+    /// The server's response; absent for notifications and for requests
+    /// that were cancelled or still open when recording stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Value>,
+    /// Server messages sent afterwards, unprompted, before the next client
+    /// message (e.g. `notifications/tools/list_changed` after `initialized`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Event>,
+}
+
+/// The client side of an interaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// A JSON-RPC request (has an `id`).
+    Request(Value),
+    /// A JSON-RPC notification (no `id`).
+    Notification(Value),
+}
+
+impl ClientMessage {
+    /// The message itself.
+    pub fn message(&self) -> &Value {
+        match self {
+            ClientMessage::Request(m) | ClientMessage::Notification(m) => m,
+        }
+    }
+
+    /// Its `method`.
+    pub fn method(&self) -> &str {
+        crate::jsonrpc::method(self.message()).unwrap_or_default()
+    }
+}
+
+/// Server traffic inside an interaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Event {
+    /// A server notification (progress, log message, list changed, …).
+    Notification {
+        /// The notification, whole.
+        notification: Value,
+    },
+    /// A server-to-client request (sampling, elicitation, roots) and the
+    /// client's answer to it.
+    ServerRequest {
+        /// The server's request, whole.
+        server_request: Value,
+        /// The client's response; absent if it never answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_response: Option<Value>,
+    },
+}
+
+impl Interaction {
+    /// The client message's method.
+    pub fn method(&self) -> &str {
+        self.client.method()
+    }
+
+    /// The request, if the client message is one.
+    pub fn request(&self) -> Option<&Value> {
+        match &self.client {
+            ClientMessage::Request(m) => Some(m),
+            ClientMessage::Notification(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn interaction_serialises_with_readable_keys_in_order() {
+        let interaction = Interaction {
+            client: ClientMessage::Request(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
+            ),
+            during: vec![
+                Event::Notification {
+                    notification: json!({"method": "notifications/progress"}),
+                },
+                Event::ServerRequest {
+                    server_request: json!({"id": 0, "method": "roots/list"}),
+                    client_response: Some(json!({"id": 0, "result": {"roots": []}})),
+                },
+            ],
+            response: Some(json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            after: vec![],
+        };
+        let text = serde_json::to_string(&interaction).unwrap();
+        assert_eq!(
+            text,
+            r#"{"request":{"jsonrpc":"2.0","id":1,"method":"tools/call"},"during":[{"notification":{"method":"notifications/progress"}},{"server_request":{"id":0,"method":"roots/list"},"client_response":{"id":0,"result":{"roots":[]}}}],"response":{"jsonrpc":"2.0","id":1,"result":{}}}"#
+        );
+        let back: Interaction = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, interaction);
+    }
+
+    #[test]
+    fn notification_interaction_round_trips() {
+        let text = r#"{"notification":{"jsonrpc":"2.0","method":"notifications/initialized"},"after":[{"notification":{"method":"notifications/tools/list_changed"}}]}"#;
+        let interaction: Interaction = serde_json::from_str(text).unwrap();
+        assert_eq!(interaction.method(), "notifications/initialized");
+        assert!(interaction.request().is_none());
+        assert_eq!(serde_json::to_string(&interaction).unwrap(), text);
+    }
+}

@@ -1,0 +1,16 @@
+//! Cassettes: the format, building one from live traffic, and storing it.
+
+mod builder;
+mod error;
+mod format;
+mod store;
+
+pub use builder::{Builder, Direction, describe};
+pub use error::CassetteError;
+pub use format::{
+    Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,
+    Transport,
+};
+pub use store::{
+    Journal, Recovery, journal_path, load, parse, recover, save, to_text, write_atomically,
+};

@@ -1,0 +1,50 @@
+//! The command line: parse, resolve, run, map the outcome to an exit code.
+
+mod args;
+mod record;
+mod replay;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub use args::{Cli, Command};
+
+/// Documented exit codes (see README, "Exit codes").
+pub mod exit {
+    /// Everything went as expected.
+    pub const OK: u8 = 0;
+    /// Replay: at least one request had no recorded answer.
+    pub const UNMATCHED: u8 = 1;
+    /// Bad usage, an unreadable or invalid cassette, or an I/O error.
+    pub const ERROR: u8 = 2;
+}
+
+/// Runs the command line and returns the process's exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let result = match cli.command {
+        Command::Record(args) => record::run(args),
+        Command::Replay(args) => replay::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            tracing::error!("{error:#}");
+            ExitCode::from(exit::ERROR)
+        }
+    }
+}
+
+/// Logs go to stderr: in stdio mode stdout carries the protocol.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPCASSETTE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .without_time()
+        .with_target(false)
+        .init();
+}

@@ -1,0 +1,181 @@
+//! JSON-RPC 2.0 message shapes, as MCP uses them.
+//!
+//! Messages stay `serde_json::Value`s so that what we record is exactly what
+//! was sent (key order included, thanks to `preserve_order`); this module only
+//! classifies them and builds the few messages we originate ourselves.
+
+use serde_json::{Map, Value, json};
+
+/// JSON-RPC's own error codes.
+pub mod codes {
+    /// The line is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON is not a JSON-RPC request.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The server does not know the method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params are wrong for the method.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// MCP 2026-07-28: the requested protocol version is not supported.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// What a JSON value is, as a JSON-RPC message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Has `method` and `id`: expects an answer.
+    Request,
+    /// Has `method` and no `id`.
+    Notification,
+    /// Has `id` and `result` or `error`.
+    Response,
+}
+
+/// Why a value is not a JSON-RPC message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error("a JSON-RPC message must be a JSON object")]
+    NotAnObject,
+    #[error("`jsonrpc` must be the string \"2.0\"")]
+    BadVersion,
+    #[error("`method` must be a string")]
+    BadMethod,
+    #[error("`id` must be a string or a number")]
+    BadId,
+    #[error("`params` must be an object or an array")]
+    BadParams,
+    #[error("a response needs exactly one of `result` and `error`")]
+    BadResponse,
+    #[error("the message has neither `method` nor `result`/`error`")]
+    Unrecognised,
+}
+
+/// Classifies `value` as a JSON-RPC 2.0 message, checking the envelope.
+pub fn classify(value: &Value) -> Result<Kind, Invalid> {
+    let obj = value.as_object().ok_or(Invalid::NotAnObject)?;
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(Invalid::BadVersion);
+    }
+    let id = obj.get("id");
+    if let Some(id) = id
+        && !(id.is_string() || id.is_number())
+    {
+        // `null` ids are only legal on error responses to unparsable requests.
+        let null_error = id.is_null() && obj.contains_key("error");
+        if !null_error {
+            return Err(Invalid::BadId);
+        }
+    }
+    if let Some(method) = obj.get("method") {
+        if !method.is_string() {
+            return Err(Invalid::BadMethod);
+        }
+        if let Some(params) = obj.get("params")
+            && !(params.is_object() || params.is_array())
+        {
+            return Err(Invalid::BadParams);
+        }
+        return Ok(if id.is_some() {
+            Kind::Request
+        } else {
+            Kind::Notification
+        });
+    }
+    match (obj.contains_key("result"), obj.contains_key("error")) {
+        (true, false) | (false, true) if id.is_some() => Ok(Kind::Response),
+        (false, false) => Err(Invalid::Unrecognised),
+        _ => Err(Invalid::BadResponse),
+    }
+}
+
+/// The `method` of a request or notification.
+pub fn method(value: &Value) -> Option<&str> {
+    value.get("method").and_then(Value::as_str)
+}
+
+/// The `params` of a request or notification.
+pub fn params(value: &Value) -> Option<&Value> {
+    value.get("params")
+}
+
+/// The `id` of a request or response.
+pub fn id(value: &Value) -> Option<&Value> {
+    value.get("id")
+}
+
+/// A hashable spelling of a JSON-RPC id: `1` and `"1"` stay distinct.
+pub fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// `params._meta.progressToken`, if the request asked for progress.
+pub fn progress_token(request: &Value) -> Option<&Value> {
+    request.get("params")?.get("_meta")?.get("progressToken")
+}
+
+/// A successful response.
+pub fn result_response(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error response; `data` is left out when `None`.
+pub fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
+    let mut error = Map::new();
+    error.insert("code".into(), code.into());
+    error.insert("message".into(), message.into());
+    if let Some(data) = data {
+        error.insert("data".into(), data);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": error})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_the_three_kinds() {
+        let req = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let resp = json!({"jsonrpc": "2.0", "id": "a", "result": {}});
+        assert_eq!(classify(&req), Ok(Kind::Request));
+        assert_eq!(classify(&note), Ok(Kind::Notification));
+        assert_eq!(classify(&resp), Ok(Kind::Response));
+    }
+
+    #[test]
+    fn rejects_broken_envelopes() {
+        let cases = [
+            (json!([1]), Invalid::NotAnObject),
+            (json!({"id": 1, "method": "x"}), Invalid::BadVersion),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": 3}),
+                Invalid::BadMethod,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": true, "method": "x"}),
+                Invalid::BadId,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": 3}),
+                Invalid::BadParams,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}),
+                Invalid::BadResponse,
+            ),
+            (json!({"jsonrpc": "2.0", "id": 1}), Invalid::Unrecognised),
+        ];
+        for (value, want) in cases {
+            assert_eq!(classify(&value), Err(want), "{value}");
+        }
+    }
+
+    #[test]
+    fn null_id_is_allowed_only_on_errors() {
+        let err = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "x"}});
+        assert_eq!(classify(&err), Ok(Kind::Response));
+        let req = json!({"jsonrpc": "2.0", "id": null, "method": "x"});
+        assert_eq!(classify(&req), Err(Invalid::BadId));
+    }
+}

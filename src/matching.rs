@@ -1,0 +1,241 @@
+//! Request matching: which recorded interaction answers a live message.
+//!
+//! A message is reduced to its canonical form — kind, method and params with
+//! object keys sorted and `params._meta` dropped — and hashed with SHA-256.
+//! The hash indexes the cassette, so a lookup costs the same for ten
+//! interactions as for a hundred thousand. JSON-RPC ids never take part.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::cassette::{Cassette, ClientMessage};
+
+/// The SHA-256 of a message's canonical form.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key([u8; 32]);
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({})", hex::encode(&self.0[..8]))
+    }
+}
+
+/// Whether a message expects an answer; part of the key, so a request never
+/// matches a notification with the same method and params.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// A request.
+    Request,
+    /// A notification.
+    Notification,
+}
+
+/// The canonical form: method and params with sorted keys, without
+/// `params._meta` (progress tokens, modern protocol metadata).
+pub fn canonical(method: &str, params: Option<&Value>) -> String {
+    let mut out = String::with_capacity(64);
+    out.push_str(method);
+    out.push(' ');
+    match params {
+        Some(Value::Object(map)) => write_object(&mut out, map, true),
+        Some(other) => write_canonical(&mut out, other),
+        None => out.push_str("{}"),
+    }
+    out
+}
+
+/// Hashes a message's canonical form.
+pub fn key(kind: MessageKind, method: &str, params: Option<&Value>) -> Key {
+    let mut hasher = Sha256::new();
+    hasher.update(match kind {
+        MessageKind::Request => b"R",
+        MessageKind::Notification => b"N",
+    });
+    hasher.update(canonical(method, params).as_bytes());
+    Key(hasher.finalize().into())
+}
+
+/// The key of a whole JSON-RPC request or notification.
+pub fn key_of(kind: MessageKind, message: &Value) -> Key {
+    let method = crate::jsonrpc::method(message).unwrap_or_default();
+    key(kind, method, crate::jsonrpc::params(message))
+}
+
+fn write_canonical(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(map) => write_object(out, map, false),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(']');
+        }
+        // Strings, numbers, booleans and null print canonically already.
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+fn write_object(out: &mut String, map: &serde_json::Map<String, Value>, drop_meta: bool) {
+    let mut keys: Vec<&String> = map
+        .keys()
+        .filter(|k| !(drop_meta && *k == "_meta"))
+        .collect();
+    keys.sort_unstable();
+    out.push('{');
+    for (i, k) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::from(k.as_str()).to_string());
+        out.push(':');
+        write_canonical(out, &map[k]);
+    }
+    out.push('}');
+}
+
+/// The result of looking a message up in an [`Index`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// This interaction (by position in the cassette) answers it.
+    Found(usize),
+    /// The message was recorded, but every recorded answer has been used.
+    Exhausted {
+        /// How many times it was recorded, and so already answered.
+        answered: usize,
+    },
+    /// Nothing recorded has the same canonical form.
+    Missing,
+}
+
+/// Recorded client messages by key; each key's interactions are handed out
+/// in recorded order.
+#[derive(Debug, Default)]
+pub struct Index {
+    entries: HashMap<Key, Entry>,
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    interactions: Vec<usize>,
+    used: usize,
+}
+
+impl Index {
+    /// Indexes every client message of `cassette`.
+    pub fn build(cassette: &Cassette) -> Self {
+        let mut entries: HashMap<Key, Entry> = HashMap::with_capacity(cassette.interactions.len());
+        for (position, interaction) in cassette.interactions.iter().enumerate() {
+            let (kind, message) = match &interaction.client {
+                ClientMessage::Request(m) => (MessageKind::Request, m),
+                ClientMessage::Notification(m) => (MessageKind::Notification, m),
+            };
+            entries
+                .entry(key_of(kind, message))
+                .or_default()
+                .interactions
+                .push(position);
+        }
+        Index { entries }
+    }
+
+    /// Takes the next unused interaction recorded under `key`.
+    pub fn take(&mut self, key: &Key) -> Lookup {
+        let Some(entry) = self.entries.get_mut(key) else {
+            return Lookup::Missing;
+        };
+        match entry.interactions.get(entry.used) {
+            Some(&position) => {
+                entry.used += 1;
+                Lookup::Found(position)
+            }
+            None => Lookup::Exhausted {
+                answered: entry.used,
+            },
+        }
+    }
+
+    /// Positions of recorded interactions that were never handed out.
+    pub fn unused(&self) -> Vec<usize> {
+        let mut unused: Vec<usize> = self
+            .entries
+            .values()
+            .flat_map(|e| e.interactions[e.used..].iter().copied())
+            .collect();
+        unused.sort_unstable();
+        unused
+    }
+}
+
+/// The recorded request most like a live one, for the unmatched-request
+/// message. Only runs on a miss, so a scan is fine here.
+pub fn closest(cassette: &Cassette, method: &str, params: Option<&Value>) -> Option<usize> {
+    let live = canonical(method, params);
+    cassette
+        .interactions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, interaction)| {
+            let request = interaction.request()?;
+            let recorded = canonical(interaction.method(), crate::jsonrpc::params(request));
+            let same_method = u8::from(interaction.method() == method);
+            let ratio = similar::TextDiff::from_chars(&live, &recorded).ratio();
+            Some(((same_method, ratio), i))
+        })
+        .max_by(|(a, _), (b, _)| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
+        .map(|(_, i)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn key_order_and_meta_do_not_matter() {
+        let a = json!({"name": "echo", "arguments": {"x": 1, "y": [1, {"b": 2, "a": 1}]}, "_meta": {"progressToken": 1}});
+        let b = json!({"arguments": {"y": [1, {"a": 1, "b": 2}], "x": 1}, "name": "echo"});
+        assert_eq!(
+            key(MessageKind::Request, "tools/call", Some(&a)),
+            key(MessageKind::Request, "tools/call", Some(&b))
+        );
+        assert_eq!(
+            canonical("tools/call", Some(&b)),
+            r#"tools/call {"arguments":{"x":1,"y":[1,{"a":1,"b":2}]},"name":"echo"}"#
+        );
+    }
+
+    #[test]
+    fn nested_meta_and_values_do_matter() {
+        let a = json!({"arguments": {"_meta": 1}});
+        let b = json!({"arguments": {}});
+        assert_ne!(
+            key(MessageKind::Request, "m", Some(&a)),
+            key(MessageKind::Request, "m", Some(&b))
+        );
+        let c = json!({"arguments": {"x": "1"}});
+        let d = json!({"arguments": {"x": 1}});
+        assert_ne!(
+            key(MessageKind::Request, "m", Some(&c)),
+            key(MessageKind::Request, "m", Some(&d))
+        );
+        assert_ne!(
+            key(MessageKind::Request, "m", None),
+            key(MessageKind::Notification, "m", None)
+        );
+    }
+
+    #[test]
+    fn missing_and_empty_params_are_the_same() {
+        assert_eq!(
+            key(MessageKind::Request, "m", None),
+            key(MessageKind::Request, "m", Some(&json!({})))
+        );
+    }
+}

@@ -1,0 +1,28 @@
+//! Errors from recording.
+
+use crate::cassette::CassetteError;
+
+/// Why a recording could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// No server command was given.
+    #[error("no server command given: put it after `--`")]
+    NoCommand,
+    /// The server could not be started.
+    #[error("cannot start server `{program}`: {source}")]
+    Spawn {
+        /// The program that failed to start.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Waiting for the server failed.
+    #[error("lost track of the server process: {0}")]
+    Wait(std::io::Error),
+    /// Signal handling could not be set up.
+    #[error("cannot set up signal forwarding: {0}")]
+    Signals(nix::Error),
+    /// The cassette or its journal could not be written.
+    #[error(transparent)]
+    Cassette(#[from] CassetteError),
+}

@@ -1,0 +1,201 @@
+//! Recording a stdio server.
+//!
+//! Plain threads do the forwarding: one copies client → server, one copies
+//! server → client, each writing every byte unchanged before handing a copy
+//! of the line to the recorder thread, which journals and files it. Parsing
+//! and disk writes never sit between the client and the server.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+
+use nix::sys::signal::{self, SigSet, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+use super::error::RecordError;
+use crate::cassette::{self, Builder, Direction, Journal, Recovery, Transport};
+use crate::redact;
+
+/// What to record and where.
+#[derive(Debug, Clone)]
+pub struct RecordConfig {
+    /// The cassette to write.
+    pub cassette: PathBuf,
+    /// The server command and its arguments.
+    pub command: Vec<String>,
+}
+
+/// How a recording ended.
+#[derive(Debug)]
+pub struct RecordOutcome {
+    /// The server's exit code (128 + signal number if a signal ended it).
+    pub exit_code: i32,
+    /// Completed interactions written to the cassette.
+    pub interactions: usize,
+    /// A journal left by an earlier, interrupted recording, recovered into
+    /// the cassette before this recording replaced it.
+    pub recovered: Option<Recovery>,
+}
+
+enum Feed {
+    Line(Direction, Vec<u8>),
+    Done,
+}
+
+/// Runs the server, forwards this process's stdin and stdout to it, and
+/// writes the cassette when the server exits. SIGINT and SIGTERM are passed
+/// on to the server; the cassette is written after it exits.
+pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError> {
+    let (program, args) = config.command.split_first().ok_or(RecordError::NoCommand)?;
+    let recovered = cassette::recover(&config.cassette)?;
+    let transport = Transport::Stdio {
+        command: redact::mask_command(&config.command),
+    };
+    let recorded_at = now_rfc3339();
+    let journal = Journal::create(&config.cassette, &recorded_at, &transport)?;
+
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|source| RecordError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+    let server_in = child.stdin.take().expect("stdin is piped");
+    let server_out = child.stdout.take().expect("stdout is piped");
+
+    // Block the signals in this thread before starting the others, so that
+    // only the forwarding thread receives them (the child started with the
+    // normal mask).
+    let signals = forwarded_signals();
+    signals.thread_block().map_err(RecordError::Signals)?;
+    let pid = Pid::from_raw(child.id() as i32);
+    thread::spawn(move || forward_signals(signals, pid));
+
+    let (feed, lines) = mpsc::channel::<Feed>();
+    let recorder =
+        thread::spawn(move || file_lines(lines, journal, Builder::new(recorded_at, transport)));
+    let to_server = feed.clone();
+    thread::spawn(move || pump_client_to_server(server_in, to_server));
+    let to_client = feed.clone();
+    let server_to_client = thread::spawn(move || pump_server_to_client(server_out, to_client));
+
+    let status = child.wait().map_err(RecordError::Wait)?;
+    let _ = server_to_client.join();
+    let _ = feed.send(Feed::Done);
+    let (builder, journal) = recorder
+        .join()
+        .expect("the recorder thread does not panic")?;
+    let interactions = builder.completed();
+    cassette::save(&config.cassette, &builder.finish())?;
+    journal.remove()?;
+    Ok(RecordOutcome {
+        exit_code: exit_code(status),
+        interactions,
+        recovered,
+    })
+}
+
+fn forwarded_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    set
+}
+
+fn forward_signals(signals: SigSet, server: Pid) {
+    while let Ok(sig) = signals.wait() {
+        tracing::info!("received {sig}, passing it on to the server");
+        let _ = signal::kill(server, sig);
+    }
+}
+
+fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+/// Client → server. At end of input the server's stdin is closed, which is
+/// how a stdio client asks a server to shut down.
+fn pump_client_to_server(mut server: ChildStdin, feed: mpsc::Sender<Feed>) {
+    let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        // Filed before it is forwarded, so the recorder always sees a
+        // request before the response it causes.
+        let _ = feed.send(Feed::Line(Direction::ClientToServer, line.clone()));
+        if server
+            .write_all(&line)
+            .and_then(|()| server.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+/// Server → client, until the server closes its stdout.
+fn pump_server_to_client(server: ChildStdout, feed: mpsc::Sender<Feed>) {
+    let mut input = BufReader::with_capacity(64 * 1024, server);
+    let mut output = std::io::stdout().lock();
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let _ = feed.send(Feed::Line(Direction::ServerToClient, line.clone()));
+        // The client may have gone; keep draining so the server never
+        // blocks on a full pipe, and keep recording.
+        let _ = output.write_all(&line).and_then(|()| output.flush());
+    }
+}
+
+/// Journals and files every line until told the session is over.
+fn file_lines(
+    lines: mpsc::Receiver<Feed>,
+    mut journal: Journal,
+    mut builder: Builder,
+) -> Result<(Builder, Journal), RecordError> {
+    while let Ok(Feed::Line(direction, line)) = lines.recv() {
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(text) {
+            Ok(message) => {
+                journal.append(direction, &message)?;
+                builder.observe(direction, message);
+            }
+            Err(e) => tracing::warn!(
+                ?direction,
+                "forwarded a line that is not JSON ({e}); not recorded"
+            ),
+        }
+    }
+    Ok((builder, journal))
+}
+
+/// The current time in UTC, RFC 3339, to the second.
+fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

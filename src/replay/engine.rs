@@ -1,0 +1,485 @@
+//! The replay engine: answers live client messages from a cassette.
+//!
+//! It knows nothing about transports. A transport hands it each message with
+//! a [`Sink`] saying where server messages go, and the engine writes the
+//! recorded answer there: notifications first, in recorded order, with
+//! progress tokens rewritten; server-to-client requests with fresh ids,
+//! waiting for the client's answer; then the response with the live id.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::{AbortHandle, JoinSet};
+
+use super::miss::Miss;
+use crate::cassette::{Cassette, Event, Interaction};
+use crate::jsonrpc::{self, Kind, codes};
+use crate::matching::{self, Index, Lookup, MessageKind};
+use crate::protocol::{self, Era};
+
+/// Where the engine sends server messages for one client message.
+#[derive(Debug, Clone)]
+pub struct Sink {
+    /// Notifications and server-to-client requests.
+    pub events: mpsc::UnboundedSender<Value>,
+    /// The response (kept apart so a batch can gather its responses).
+    pub responses: mpsc::UnboundedSender<Value>,
+}
+
+impl Sink {
+    /// A sink that sends everything down one channel, as stdio does.
+    pub fn single(channel: mpsc::UnboundedSender<Value>) -> Self {
+        Sink {
+            events: channel.clone(),
+            responses: channel,
+        }
+    }
+}
+
+/// Replays one cassette to one client session.
+#[derive(Debug)]
+pub struct Engine {
+    cassette: Cassette,
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    index: Index,
+    misses: Vec<Miss>,
+    /// Server-to-client requests awaiting the client's answer, by id.
+    pending: HashMap<String, oneshot::Sender<Value>>,
+    /// Requests being played, by live id, so they can be cancelled.
+    running: HashMap<String, AbortHandle>,
+    next_server_id: u64,
+}
+
+/// What happened during a replay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Requests nothing recorded could answer.
+    pub misses: Vec<Miss>,
+    /// Positions of recorded interactions that were never replayed.
+    pub unused: Vec<usize>,
+}
+
+impl Engine {
+    /// An engine for `cassette`; `path` names it in messages.
+    pub fn new(cassette: Cassette, path: &Path) -> Arc<Self> {
+        let index = Index::build(&cassette);
+        Arc::new(Engine {
+            cassette,
+            path: path.to_owned(),
+            state: Mutex::new(State {
+                index,
+                ..State::default()
+            }),
+        })
+    }
+
+    /// The cassette being replayed.
+    pub fn cassette(&self) -> &Cassette {
+        &self.cassette
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Server messages the recording opened with, before any client message.
+    pub fn opening(&self) -> Vec<Value> {
+        self.cassette
+            .opening
+            .iter()
+            .filter_map(|event| match event {
+                Event::Notification { notification } => Some(notification.clone()),
+                Event::ServerRequest { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Handles one line of input (a JSON-RPC message or batch). Work that
+    /// must wait for the client is spawned onto `tasks`.
+    pub fn handle_line(self: &Arc<Self>, line: &[u8], sink: &Sink, tasks: &mut JoinSet<()>) {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Array(batch)) => self.handle_batch(batch, sink, tasks),
+            Ok(message) => self.handle_message(message, sink, tasks),
+            Err(e) => {
+                let message = format!("Parse error: {e}");
+                let _ = sink.responses.send(jsonrpc::error_response(
+                    Value::Null,
+                    codes::PARSE_ERROR,
+                    &message,
+                    None,
+                ));
+            }
+        }
+    }
+
+    /// A JSON-RPC batch (2025-03-26): responses go back as one array.
+    fn handle_batch(self: &Arc<Self>, batch: Vec<Value>, sink: &Sink, tasks: &mut JoinSet<()>) {
+        if batch.is_empty() {
+            let error = jsonrpc::error_response(
+                Value::Null,
+                codes::INVALID_REQUEST,
+                "Invalid Request: empty batch",
+                None,
+            );
+            let _ = sink.responses.send(error);
+            return;
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let batch_sink = Sink {
+            events: sink.events.clone(),
+            responses: tx,
+        };
+        for message in batch {
+            self.handle_message(message, &batch_sink, tasks);
+        }
+        drop(batch_sink);
+        let out = sink.responses.clone();
+        tasks.spawn(async move {
+            let mut responses = Vec::new();
+            while let Some(response) = rx.recv().await {
+                responses.push(response);
+            }
+            if !responses.is_empty() {
+                let _ = out.send(Value::Array(responses));
+            }
+        });
+    }
+
+    /// Handles one JSON-RPC message.
+    pub fn handle_message(self: &Arc<Self>, message: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
+        match jsonrpc::classify(&message) {
+            Ok(Kind::Request) => self.request(message, sink, tasks),
+            Ok(Kind::Notification) => self.notification(&message, sink),
+            Ok(Kind::Response) => self.client_response(message),
+            Err(invalid) => {
+                let id = jsonrpc::id(&message)
+                    .filter(|id| id.is_string() || id.is_number())
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let text = format!("Invalid Request: {invalid}");
+                let _ = sink.responses.send(jsonrpc::error_response(
+                    id,
+                    codes::INVALID_REQUEST,
+                    &text,
+                    None,
+                ));
+            }
+        }
+    }
+
+    fn request(self: &Arc<Self>, request: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
+        let id = jsonrpc::id(&request).cloned().unwrap_or(Value::Null);
+        let method = jsonrpc::method(&request).unwrap_or_default();
+        if let Some(error) = self.version_error(&request) {
+            let _ = sink.responses.send(error.with_id(id));
+            return;
+        }
+        let position = match method {
+            "ping" => {
+                let _ = sink
+                    .responses
+                    .send(jsonrpc::result_response(id, serde_json::json!({})));
+                return;
+            }
+            "initialize" | "server/discover" => self.handshake(method),
+            _ => None,
+        };
+        let position = match position {
+            Some(position) => position,
+            None => match self
+                .state()
+                .index
+                .take(&matching::key_of(MessageKind::Request, &request))
+            {
+                Lookup::Found(position) => position,
+                Lookup::Missing
+                    if method == "server/discover" && self.cassette.protocol.era != Era::Modern =>
+                {
+                    // What a legacy server says to a modern probe.
+                    let text = format!("Method not found: {method}");
+                    let _ = sink.responses.send(jsonrpc::error_response(
+                        id,
+                        codes::METHOD_NOT_FOUND,
+                        &text,
+                        None,
+                    ));
+                    return;
+                }
+                Lookup::Missing => return self.miss(&request, None, sink),
+                Lookup::Exhausted { answered } => return self.miss(&request, Some(answered), sink),
+            },
+        };
+        if method == "initialize" {
+            self.note_version_downgrade(&request, position);
+        }
+        let interaction = &self.cassette.interactions[position];
+        if !needs_client(interaction) {
+            // Nothing to wait for: answer inline, no task.
+            play_now(interaction, &request, sink);
+            return;
+        }
+        let engine = Arc::clone(self);
+        let sink = sink.clone();
+        let key = jsonrpc::id_key(&id);
+        let handle = tasks.spawn(async move {
+            engine.play(position, &request, &sink).await;
+            engine.state().running.remove(&jsonrpc::id_key(&id));
+        });
+        self.state().running.insert(key, handle);
+    }
+
+    /// Handshakes are answered from the first recording of them, however
+    /// often they are asked and whatever clientInfo or capabilities say.
+    fn handshake(&self, method: &str) -> Option<usize> {
+        self.cassette
+            .interactions
+            .iter()
+            .position(|i| i.method() == method && i.response.is_some())
+    }
+
+    /// Version negotiation: a replay supports exactly the recorded version,
+    /// the only one its answers are valid for, so that is what it answers
+    /// with (the spec lets a server answer with another version it supports).
+    fn note_version_downgrade(&self, request: &Value, position: usize) {
+        let recorded = self.cassette.interactions[position]
+            .response
+            .as_ref()
+            .and_then(|r| r.pointer("/result/protocolVersion"))
+            .and_then(Value::as_str);
+        if let (Some(asked), Some(recorded)) = (protocol::requested_version(request), recorded)
+            && asked != recorded
+        {
+            tracing::info!(
+                "client asked for protocol {asked}; answering with the recorded {recorded}"
+            );
+        }
+    }
+
+    /// A modern request naming a version the recorded server did not offer.
+    fn version_error(&self, request: &Value) -> Option<ErrorReply> {
+        let declared = protocol::declared_version(request)?;
+        if self.cassette.protocol.era != Era::Modern {
+            return None;
+        }
+        let supported: Vec<&str> = self
+            .handshake("server/discover")
+            .and_then(|p| self.cassette.interactions[p].response.as_ref())
+            .and_then(|r| r.pointer("/result/supportedVersions"))
+            .and_then(Value::as_array)
+            .map(|v| v.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_else(|| {
+                self.cassette
+                    .protocol
+                    .version
+                    .as_deref()
+                    .into_iter()
+                    .collect()
+            });
+        if supported.is_empty() || supported.contains(&declared) {
+            return None;
+        }
+        Some(ErrorReply {
+            code: codes::UNSUPPORTED_PROTOCOL_VERSION,
+            message: format!("Unsupported protocol version: {declared}"),
+            data: Some(serde_json::json!({"supported": supported, "requested": declared})),
+        })
+    }
+
+    fn miss(&self, request: &Value, answered: Option<usize>, sink: &Sink) {
+        let miss = Miss::new(&self.cassette, request, answered);
+        let message = miss.message(&self.cassette);
+        tracing::warn!(cassette = %self.path.display(), "{message}");
+        if let Some(diff) = miss.diff(&self.cassette) {
+            eprint!("{diff}");
+        }
+        let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
+        let data = miss.data(&self.cassette);
+        let _ = sink.responses.send(jsonrpc::error_response(
+            id,
+            miss.code(),
+            &message,
+            Some(data),
+        ));
+        self.state().misses.push(miss);
+    }
+
+    fn notification(&self, notification: &Value, sink: &Sink) {
+        if jsonrpc::method(notification) == Some("notifications/cancelled") {
+            let id = notification
+                .pointer("/params/requestId")
+                .map(jsonrpc::id_key);
+            if let Some(handle) = id.and_then(|id| self.state().running.remove(&id)) {
+                handle.abort();
+            }
+        }
+        let key = matching::key_of(MessageKind::Notification, notification);
+        if let Lookup::Found(position) = self.state().index.take(&key) {
+            for event in &self.cassette.interactions[position].after {
+                if let Event::Notification { notification } = event {
+                    let _ = sink.events.send(notification.clone());
+                }
+            }
+        }
+    }
+
+    fn client_response(&self, response: Value) {
+        let Some(id) = jsonrpc::id(&response).map(jsonrpc::id_key) else {
+            return;
+        };
+        match self.state().pending.remove(&id) {
+            Some(waiter) => {
+                let _ = waiter.send(response);
+            }
+            None => tracing::warn!(id, "client answered a request replay never sent"),
+        }
+    }
+
+    /// Plays an interaction whose server-to-client requests need answers.
+    async fn play(&self, position: usize, live: &Value, sink: &Sink) {
+        let interaction = &self.cassette.interactions[position];
+        let tokens = Tokens::new(interaction, live);
+        for event in &interaction.during {
+            if !self.play_event(event, &tokens, sink).await {
+                return;
+            }
+        }
+        if let Some(response) = &interaction.response {
+            let _ = sink.responses.send(with_id(response, jsonrpc::id(live)));
+        }
+        for event in &interaction.after {
+            if !self.play_event(event, &tokens, sink).await {
+                return;
+            }
+        }
+    }
+
+    /// Sends one event; returns false when the client can no longer answer.
+    async fn play_event(&self, event: &Event, tokens: &Tokens<'_>, sink: &Sink) -> bool {
+        match event {
+            Event::Notification { notification } => {
+                if let Some(notification) = tokens.rewrite(notification) {
+                    let _ = sink.events.send(notification);
+                }
+                true
+            }
+            Event::ServerRequest { server_request, .. } => {
+                let (tx, rx) = oneshot::channel();
+                let id = {
+                    let mut state = self.state();
+                    let id = state.next_server_id;
+                    state.next_server_id += 1;
+                    state.pending.insert(jsonrpc::id_key(&id.into()), tx);
+                    id
+                };
+                let _ = sink.events.send(with_id(server_request, Some(&id.into())));
+                rx.await.is_ok()
+            }
+        }
+    }
+
+    /// Forgets server-to-client requests still waiting: the client has gone,
+    /// so their plays end.
+    pub fn client_gone(&self) {
+        self.state().pending.clear();
+    }
+
+    /// What went unmatched and what was never used.
+    pub fn summary(&self) -> Summary {
+        let state = self.state();
+        Summary {
+            misses: state.misses.clone(),
+            unused: state.index.unused(),
+        }
+    }
+}
+
+/// Plays an interaction that needs nothing from the client.
+fn play_now(interaction: &Interaction, live: &Value, sink: &Sink) {
+    let tokens = Tokens::new(interaction, live);
+    let notifications = |events: &[Event]| -> Vec<Value> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Notification { notification } => tokens.rewrite(notification),
+                Event::ServerRequest { .. } => None,
+            })
+            .collect()
+    };
+    for n in notifications(&interaction.during) {
+        let _ = sink.events.send(n);
+    }
+    if let Some(response) = &interaction.response {
+        let _ = sink.responses.send(with_id(response, jsonrpc::id(live)));
+    }
+    for n in notifications(&interaction.after) {
+        let _ = sink.events.send(n);
+    }
+}
+
+fn needs_client(interaction: &Interaction) -> bool {
+    interaction
+        .during
+        .iter()
+        .chain(&interaction.after)
+        .any(|e| matches!(e, Event::ServerRequest { .. }))
+}
+
+/// The recorded and live progress tokens of one request.
+struct Tokens<'a> {
+    recorded: Option<&'a Value>,
+    live: Option<&'a Value>,
+}
+
+impl<'a> Tokens<'a> {
+    fn new(interaction: &'a Interaction, live: &'a Value) -> Self {
+        Tokens {
+            recorded: interaction.request().and_then(jsonrpc::progress_token),
+            live: jsonrpc::progress_token(live),
+        }
+    }
+
+    /// Progress for the recorded token is re-addressed to the live one, or
+    /// dropped when the live request asked for no progress.
+    fn rewrite(&self, notification: &Value) -> Option<Value> {
+        let token = notification.pointer("/params/progressToken");
+        if token.is_none() || token != self.recorded {
+            return Some(notification.clone());
+        }
+        let live = self.live?;
+        let mut notification = notification.clone();
+        notification["params"]["progressToken"] = live.clone();
+        Some(notification)
+    }
+}
+
+/// A recorded message with its id replaced.
+fn with_id(message: &Value, id: Option<&Value>) -> Value {
+    let mut message = message.clone();
+    if let (Some(obj), Some(id)) = (message.as_object_mut(), id) {
+        obj.insert("id".into(), id.clone());
+    }
+    message
+}
+
+/// An error reply the engine makes up itself.
+struct ErrorReply {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl ErrorReply {
+    fn with_id(self, id: Value) -> Value {
+        jsonrpc::error_response(id, self.code, &self.message, self.data)
+    }
+}

@@ -1,0 +1,63 @@
+//! Replay over a byte stream: stdio, or any in-process duplex.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::engine::{Engine, Sink, Summary};
+use crate::transport::stdio::{LineReader, trim_line};
+
+/// Serves `engine` over newline-delimited JSON until `input` closes and
+/// every request in flight has been answered.
+pub async fn serve<R, W>(engine: Arc<Engine>, input: R, output: W) -> std::io::Result<Summary>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(write_messages(rx, output));
+    for notification in engine.opening() {
+        let _ = tx.send(notification);
+    }
+    let sink = Sink::single(tx);
+    let mut tasks = JoinSet::new();
+    let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input));
+    while let Some(line) = lines.next_line().await? {
+        let line = trim_line(line);
+        if line.is_empty() {
+            continue;
+        }
+        engine.handle_line(line, &sink, &mut tasks);
+        while tasks.try_join_next().is_some() {}
+    }
+    engine.client_gone();
+    while tasks.join_next().await.is_some() {}
+    drop(sink);
+    writer.await.map_err(std::io::Error::other)??;
+    Ok(engine.summary())
+}
+
+/// Writes each message as one line, flushing whenever the queue runs dry so
+/// pipelined answers share a write.
+async fn write_messages<W: AsyncWrite + Unpin>(
+    mut rx: mpsc::UnboundedReceiver<Value>,
+    output: W,
+) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(64 * 1024, output);
+    let mut buf = Vec::with_capacity(4096);
+    while let Some(message) = rx.recv().await {
+        let mut next = Some(message);
+        while let Some(message) = next {
+            buf.clear();
+            serde_json::to_writer(&mut buf, &message).map_err(std::io::Error::other)?;
+            buf.push(b'\n');
+            out.write_all(&buf).await?;
+            next = rx.try_recv().ok();
+        }
+        out.flush().await?;
+    }
+    out.shutdown().await.or(Ok(()))
+}

@@ -1,0 +1,3 @@
+//! How MCP messages are framed on the wire.
+
+pub mod stdio;
