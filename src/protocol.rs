@@ -13,6 +13,9 @@ pub const MODERN_VERSION: &str = "2026-07-28";
 /// The `_meta` key that carries the protocol version on every modern request.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
+/// The `_meta` key under which a modern server names itself.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
 /// Which generation of the protocol a session speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -271,8 +271,14 @@ pub fn describe(interactions: &[Interaction]) -> (ProtocolInfo, Option<ServerIde
         Era::Modern
     };
     let field = |name: &str| result.get(name).cloned().unwrap_or(Value::Null);
+    // Modern servers put their identity in `_meta`.
+    let info = result
+        .get("serverInfo")
+        .or_else(|| result.get("_meta")?.get(protocol::META_SERVER_INFO))
+        .cloned()
+        .unwrap_or(Value::Null);
     let server = ServerIdentity {
-        info: field("serverInfo"),
+        info,
         capabilities: field("capabilities"),
         instructions: result
             .get("instructions")
@@ -439,9 +445,11 @@ mod tests {
             C2S,
             json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": meta}),
         );
-        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 0, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {}}}));
+        let server_info = json!({"name": "modern"});
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 0, "result": {"supportedVersions": ["2026-07-28"], "capabilities": {}, "_meta": {protocol::META_SERVER_INFO: server_info}}}));
         let c = b.finish();
         assert_eq!(c.protocol.era, Era::Modern);
         assert_eq!(c.protocol.version.as_deref(), Some("2026-07-28"));
+        assert_eq!(c.server.unwrap().info, server_info);
     }
 }

@@ -3,6 +3,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -116,6 +117,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CassetteError> 
     };
     fs::create_dir_all(dir).map_err(write_error)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error)?;
+    // Temporary files are private; a cassette is meant to be shared.
+    let permissions = match fs::metadata(path) {
+        Ok(existing) => existing.permissions(),
+        Err(_) => fs::Permissions::from_mode(0o644),
+    };
+    tmp.as_file()
+        .set_permissions(permissions)
+        .map_err(write_error)?;
     tmp.write_all(bytes).map_err(write_error)?;
     tmp.as_file().sync_all().map_err(write_error)?;
     tmp.persist(path).map_err(|e| write_error(e.error))?;

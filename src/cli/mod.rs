@@ -4,6 +4,7 @@ mod args;
 mod record;
 mod replay;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -44,6 +45,7 @@ fn init_logging() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .without_time()
         .with_target(false)
         .init();

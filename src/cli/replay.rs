@@ -25,12 +25,23 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let summary = runtime
-        .block_on(serve(engine, tokio::io::stdin(), tokio::io::stdout()))
+        .block_on(serve(
+            engine.clone(),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        ))
         .context("replay I/O failed")?;
     if !summary.unused.is_empty() {
+        let interactions = &engine.cassette().interactions;
+        let methods: Vec<&str> = summary
+            .unused
+            .iter()
+            .map(|&p| interactions[p].method())
+            .collect();
         tracing::info!(
-            "{} recorded interaction(s) were not replayed",
-            summary.unused.len()
+            "{} recorded interaction(s) were not replayed: {}",
+            methods.len(),
+            methods.join(", ")
         );
     }
     if summary.misses.is_empty() {

@@ -53,6 +53,8 @@ struct State {
     misses: Vec<Miss>,
     /// Server-to-client requests awaiting the client's answer, by id.
     pending: HashMap<String, oneshot::Sender<Value>>,
+    /// Handshake and `ping` interactions answered outside the index.
+    answered_outside_index: Vec<usize>,
     /// Requests being played, by live id, so they can be cancelled.
     running: HashMap<String, AbortHandle>,
     next_server_id: u64,
@@ -186,6 +188,9 @@ impl Engine {
         }
         let position = match method {
             "ping" => {
+                if let Some(recorded) = self.handshake("ping") {
+                    self.state().answered_outside_index.push(recorded);
+                }
                 let _ = sink
                     .responses
                     .send(jsonrpc::result_response(id, serde_json::json!({})));
@@ -194,6 +199,9 @@ impl Engine {
             "initialize" | "server/discover" => self.handshake(method),
             _ => None,
         };
+        if let Some(position) = position {
+            self.state().answered_outside_index.push(position);
+        }
         let position = match position {
             Some(position) => position,
             None => match self
@@ -396,9 +404,22 @@ impl Engine {
     /// What went unmatched and what was never used.
     pub fn summary(&self) -> Summary {
         let state = self.state();
+        let method = |p: usize| self.cassette.interactions[p].method();
+        let answered: Vec<&str> = state
+            .answered_outside_index
+            .iter()
+            .map(|&p| method(p))
+            .collect();
+        // A handshake or ping counts as used once any of its kind was.
+        let unused = state
+            .index
+            .unused()
+            .into_iter()
+            .filter(|&p| !answered.contains(&method(p)))
+            .collect();
         Summary {
             misses: state.misses.clone(),
-            unused: state.index.unused(),
+            unused,
         }
     }
 }

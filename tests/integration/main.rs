@@ -1,0 +1,9 @@
+//! Integration tests, one binary (faster to build and link than one per
+//! file). Each module tests one area; `support` holds the shared client.
+
+mod everything;
+mod record;
+mod replay;
+mod rmcp_interop;
+mod session;
+mod support;

@@ -1,0 +1,44 @@
+//! Shared test support: paths to the binaries and a scripted stdio client.
+
+pub mod peer;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The `mcpcassette` binary under test.
+pub fn mcpcassette() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpcassette"));
+    command.env("MCPCASSETTE_LOG", "info").env_remove("CI");
+    command
+}
+
+/// The example server. `cargo test` builds examples next to the test
+/// binaries; when run some other way, it is built here once.
+pub fn demo_server_path() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe.parent().unwrap().parent().unwrap();
+        let path = profile_dir.join("examples").join("demo_server");
+        if !path.exists() {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--example", "demo_server"])
+                .status()
+                .unwrap();
+            assert!(status.success(), "building the demo server failed");
+        }
+        path
+    })
+    .clone()
+}
+
+/// A command that runs the example server.
+pub fn demo_server() -> Command {
+    Command::new(demo_server_path())
+}
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
