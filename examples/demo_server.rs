@@ -283,12 +283,12 @@ enum Plan {
     Spawn(Ctx),
 }
 
-/// Result of asking the client for input in the modern era.
-enum Input {
-    /// The client's answer, from `params.inputResponses`.
-    Answered(Value),
-    /// The `input_required` result to send back.
-    Ask(Value),
+/// What a tool gets from [`Server::ask`].
+enum Asked {
+    /// The client's result (`CreateMessageResult`, `ElicitResult`, ...).
+    Answer(Value),
+    /// Stop and return this tool result: `input_required` or a tool error.
+    Return(Value),
 }
 
 // ---------------------------------------------------------------------------
@@ -982,138 +982,81 @@ impl Server {
 
     fn summarize(&self, ctx: &Ctx, params: &Map<String, Value>, args: &Args) -> RpcResult {
         let text = args.string("text")?;
-        let request = json!({
-            "messages": [{
-                "role": "user",
-                "content": { "type": "text", "text": format!("Summarize: {text}") },
-            }],
-            "maxTokens": 100,
-        });
-        let answer = match ctx.era {
-            Era::Legacy => {
-                if !ctx.has_capability("sampling") {
-                    return Ok(tool_error("client does not support sampling"));
-                }
-                match self.ask_client("sampling/createMessage", Some(request)) {
-                    Ok(answer) => answer,
-                    Err(message) => return Ok(tool_error(format!("sampling failed: {message}"))),
-                }
-            }
-            Era::Modern => {
-                let input = InputRequest {
-                    key: "summary",
-                    method: "sampling/createMessage",
-                    params: Some(request),
-                    state: json!({ "tool": "summarize", "text": text }),
-                    supported: ctx.has_capability("sampling"),
-                    capability: "sampling",
-                    required: json!({ "sampling": {} }),
-                };
-                match input.resolve(params)? {
-                    Input::Answered(answer) => answer,
-                    Input::Ask(result) => return Ok(result),
-                }
-            }
+        let request = ClientRequest {
+            key: "summary",
+            method: "sampling/createMessage",
+            params: Some(json!({
+                "messages": [{
+                    "role": "user",
+                    "content": { "type": "text", "text": format!("Summarize: {text}") },
+                }],
+                "maxTokens": 100,
+            })),
+            state: json!({ "tool": "summarize", "text": text }),
+            capability: "sampling",
+            supported: ctx.has_capability("sampling"),
+            required: json!({ "sampling": {} }),
+        };
+        let answer = match self.ask(ctx, params, request)? {
+            Asked::Answer(answer) => answer,
+            Asked::Return(result) => return Ok(result),
         };
         match sampled_text(&answer) {
             Some(summary) => Ok(text_result(format!("summary: {summary}"))),
-            None if ctx.is_modern() => Err(RpcError::invalid_params(
-                "inputResponses[\"summary\"] must be a CreateMessageResult with text content",
-            )),
-            None => Ok(tool_error(
-                "sampling failed: the answer has no text content",
-            )),
+            None => bad_answer(ctx, "summary", "a CreateMessageResult with text content"),
         }
     }
 
     fn confirm(&self, ctx: &Ctx, params: &Map<String, Value>, args: &Args) -> RpcResult {
         let action = args.string("action")?;
-        let mut request = Map::new();
+        let mut elicit = Map::new();
         if ctx.at_least("2025-11-25") {
-            request.insert("mode".to_string(), json!("form"));
+            elicit.insert("mode".to_string(), json!("form"));
         }
-        request.insert("message".to_string(), json!(format!("Really {action}?")));
-        request.insert(
+        elicit.insert("message".to_string(), json!(format!("Really {action}?")));
+        elicit.insert(
             "requestedSchema".to_string(),
             object_schema(json!({ "confirm": { "type": "boolean" } }), &["confirm"]),
         );
-        let request = Value::Object(request);
-        let answer = match ctx.era {
-            Era::Legacy => {
-                if !(ctx.at_least("2025-06-18") && ctx.supports_form_elicitation()) {
-                    return Ok(tool_error("client does not support elicitation"));
-                }
-                match self.ask_client("elicitation/create", Some(request)) {
-                    Ok(answer) => answer,
-                    Err(message) => {
-                        return Ok(tool_error(format!("elicitation failed: {message}")));
-                    }
-                }
-            }
-            Era::Modern => {
-                let input = InputRequest {
-                    key: "confirm",
-                    method: "elicitation/create",
-                    params: Some(request),
-                    state: json!({ "tool": "confirm", "action": action }),
-                    supported: ctx.supports_form_elicitation(),
-                    capability: "elicitation",
-                    required: json!({ "elicitation": { "form": {} } }),
-                };
-                match input.resolve(params)? {
-                    Input::Answered(answer) => answer,
-                    Input::Ask(result) => return Ok(result),
-                }
-            }
+        let request = ClientRequest {
+            key: "confirm",
+            method: "elicitation/create",
+            params: Some(Value::Object(elicit)),
+            state: json!({ "tool": "confirm", "action": action }),
+            capability: "elicitation",
+            // Elicitation exists from 2025-06-18 on.
+            supported: ctx.at_least("2025-06-18") && ctx.supports_form_elicitation(),
+            required: json!({ "elicitation": { "form": {} } }),
         };
-        let Some(action_taken) = answer.get("action").and_then(Value::as_str) else {
-            if ctx.is_modern() {
-                return Err(RpcError::invalid_params(
-                    "inputResponses[\"confirm\"] must be an ElicitResult",
-                ));
-            }
-            return Ok(tool_error("elicitation failed: the answer has no action"));
+        let answer = match self.ask(ctx, params, request)? {
+            Asked::Answer(answer) => answer,
+            Asked::Return(result) => return Ok(result),
         };
-        let confirmed = action_taken == "accept"
+        let Some(user_action) = answer.get("action").and_then(Value::as_str) else {
+            return bad_answer(ctx, "confirm", "an ElicitResult");
+        };
+        let confirmed = user_action == "accept"
             && answer.pointer("/content/confirm") == Some(&Value::Bool(true));
         let verdict = if confirmed { "confirmed" } else { "declined" };
         Ok(text_result(format!("{verdict}: {action}")))
     }
 
     fn roots(&self, ctx: &Ctx, params: &Map<String, Value>) -> RpcResult {
-        let answer = match ctx.era {
-            Era::Legacy => {
-                if !ctx.has_capability("roots") {
-                    return Ok(tool_error("client does not support roots"));
-                }
-                match self.ask_client("roots/list", None) {
-                    Ok(answer) => answer,
-                    Err(message) => return Ok(tool_error(format!("roots/list failed: {message}"))),
-                }
-            }
-            Era::Modern => {
-                let input = InputRequest {
-                    key: "roots",
-                    method: "roots/list",
-                    params: None,
-                    state: json!({ "tool": "roots" }),
-                    supported: ctx.has_capability("roots"),
-                    capability: "roots",
-                    required: json!({ "roots": {} }),
-                };
-                match input.resolve(params)? {
-                    Input::Answered(answer) => answer,
-                    Input::Ask(result) => return Ok(result),
-                }
-            }
+        let request = ClientRequest {
+            key: "roots",
+            method: "roots/list",
+            params: None,
+            state: json!({ "tool": "roots" }),
+            capability: "roots",
+            supported: ctx.has_capability("roots"),
+            required: json!({ "roots": {} }),
+        };
+        let answer = match self.ask(ctx, params, request)? {
+            Asked::Answer(answer) => answer,
+            Asked::Return(result) => return Ok(result),
         };
         let Some(roots) = answer.get("roots").and_then(Value::as_array) else {
-            if ctx.is_modern() {
-                return Err(RpcError::invalid_params(
-                    "inputResponses[\"roots\"] must be a ListRootsResult",
-                ));
-            }
-            return Ok(tool_error("roots/list failed: the answer has no roots"));
+            return bad_answer(ctx, "roots", "a ListRootsResult");
         };
         let uris: Vec<&str> = roots
             .iter()
@@ -1124,6 +1067,40 @@ impl Server {
         } else {
             Ok(text_result(uris.join("\n")))
         }
+    }
+
+    /// Gets the client's answer to `request`. Legacy: sends it as a JSON-RPC
+    /// request and waits. Modern: takes it from `params.inputResponses`, or
+    /// returns the `input_required` result asking for it.
+    fn ask(
+        &self,
+        ctx: &Ctx,
+        params: &Map<String, Value>,
+        request: ClientRequest,
+    ) -> Result<Asked, RpcError> {
+        if ctx.is_modern() {
+            return request.resolve(params);
+        }
+        let capability = request.capability;
+        if !request.supported {
+            let text = format!("client does not support {capability}");
+            return Ok(Asked::Return(tool_error(text)));
+        }
+        Ok(match self.ask_client(request.method, request.params) {
+            Ok(answer) => Asked::Answer(answer),
+            Err(message) => Asked::Return(tool_error(format!("{capability} failed: {message}"))),
+        })
+    }
+}
+
+/// The client answered with something unusable: -32602 in the modern era
+/// (the answer is part of the request), a tool error in the legacy era.
+fn bad_answer(ctx: &Ctx, key: &str, expected: &str) -> RpcResult {
+    if ctx.is_modern() {
+        let message = format!("params.inputResponses[\"{key}\"] must be {expected}");
+        Err(RpcError::invalid_params(message))
+    } else {
+        Ok(tool_error(format!("the client's answer is not {expected}")))
     }
 }
 
@@ -1196,25 +1173,26 @@ fn text_of(block: &Value) -> Option<&str> {
 // Modern multi round-trip requests
 // ---------------------------------------------------------------------------
 
-/// One server→client request made through an `input_required` result.
-struct InputRequest {
-    /// Key in `inputRequests` / `inputResponses`.
+/// A server→client request a tool needs (sampling, elicitation, roots).
+struct ClientRequest {
+    /// Key in `inputRequests` / `inputResponses` (modern era).
     key: &'static str,
     method: &'static str,
     params: Option<Value>,
-    /// What the opaque `requestState` binds to (tool and salient arguments).
+    /// What the opaque `requestState` binds to: tool and salient arguments.
     state: Value,
-    /// Whether the request's client capabilities allow asking.
-    supported: bool,
+    /// Client capability the request needs, for messages.
     capability: &'static str,
-    /// `data.requiredCapabilities` of the -32021 error.
+    /// Whether the client declared that capability.
+    supported: bool,
+    /// `data.requiredCapabilities` of the -32021 error (modern era).
     required: Value,
 }
 
-impl InputRequest {
-    /// Returns the client's answer from `params`, or the `input_required`
-    /// result asking for it (again).
-    fn resolve(self, params: &Map<String, Value>) -> Result<Input, RpcError> {
+impl ClientRequest {
+    /// Modern era: the client's answer from `params.inputResponses` (checking
+    /// `requestState`), or the `input_required` result asking for it (again).
+    fn resolve(self, params: &Map<String, Value>) -> Result<Asked, RpcError> {
         let state = base64url(self.state.to_string().as_bytes());
         let answer = match params.get("inputResponses") {
             None | Some(Value::Null) => None,
@@ -1229,7 +1207,7 @@ impl InputRequest {
             if params.get("requestState").and_then(Value::as_str) != Some(state.as_str()) {
                 return Err(RpcError::invalid_params("invalid or missing requestState"));
             }
-            return Ok(Input::Answered(answer.clone()));
+            return Ok(Asked::Answer(answer.clone()));
         }
         if !self.supported {
             return Err(RpcError::missing_capability(self.capability, self.required));
@@ -1238,7 +1216,7 @@ impl InputRequest {
         if let Some(params) = self.params {
             request["params"] = params;
         }
-        Ok(Input::Ask(json!({
+        Ok(Asked::Return(json!({
             "resultType": "input_required",
             "inputRequests": { self.key: request },
             "requestState": state,

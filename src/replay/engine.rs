@@ -94,6 +94,12 @@ impl Engine {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Takes the next recorded interaction for a message. (A function of its
+    /// own so the lock is released before the caller acts on the answer.)
+    fn take(&self, kind: MessageKind, message: &Value) -> Lookup {
+        self.state().index.take(&matching::key_of(kind, message))
+    }
+
     /// Server messages the recording opened with, before any client message.
     pub fn opening(&self) -> Vec<Value> {
         self.cassette
@@ -204,23 +210,15 @@ impl Engine {
         }
         let position = match position {
             Some(position) => position,
-            None => match self
-                .state()
-                .index
-                .take(&matching::key_of(MessageKind::Request, &request))
-            {
+            None => match self.take(MessageKind::Request, &request) {
                 Lookup::Found(position) => position,
                 Lookup::Missing
                     if method == "server/discover" && self.cassette.protocol.era != Era::Modern =>
                 {
                     // What a legacy server says to a modern probe.
                     let text = format!("Method not found: {method}");
-                    let _ = sink.responses.send(jsonrpc::error_response(
-                        id,
-                        codes::METHOD_NOT_FOUND,
-                        &text,
-                        None,
-                    ));
+                    let error = jsonrpc::error_response(id, codes::METHOD_NOT_FOUND, &text, None);
+                    let _ = sink.responses.send(error);
                     return;
                 }
                 Lookup::Missing => return self.miss(&request, None, sink),
@@ -330,8 +328,7 @@ impl Engine {
                 handle.abort();
             }
         }
-        let key = matching::key_of(MessageKind::Notification, notification);
-        if let Lookup::Found(position) = self.state().index.take(&key) {
+        if let Lookup::Found(position) = self.take(MessageKind::Notification, notification) {
             for event in &self.cassette.interactions[position].after {
                 if let Event::Notification { notification } = event {
                     let _ = sink.events.send(notification.clone());
@@ -344,7 +341,8 @@ impl Engine {
         let Some(id) = jsonrpc::id(&response).map(jsonrpc::id_key) else {
             return;
         };
-        match self.state().pending.remove(&id) {
+        let waiter = self.state().pending.remove(&id);
+        match waiter {
             Some(waiter) => {
                 let _ = waiter.send(response);
             }

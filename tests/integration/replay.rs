@@ -1,1 +1,388 @@
-//! (being written)
+//! `mcpcassette replay`: matching, id and token rewriting, handshakes,
+//! unmatched and malformed requests, exit codes, journal recovery.
+
+use std::path::{Path, PathBuf};
+
+use mcpcassette::cassette::{self, Builder, Direction, Journal, Transport};
+use serde_json::{Value, json};
+
+use crate::support::peer::Peer;
+use crate::support::{replay, root};
+
+fn shipped(era: &str) -> PathBuf {
+    root().join("cassettes").join(format!("demo-{era}.json"))
+}
+
+/// A cassette built from a scripted exchange, as the recorder would build it.
+fn cassette_from(dir: &Path, messages: &[(Direction, Value)]) -> PathBuf {
+    let mut builder = Builder::new(
+        "2026-01-01T00:00:00Z".into(),
+        Transport::Stdio {
+            command: vec!["server".into()],
+        },
+    );
+    for (direction, message) in messages {
+        builder.observe(*direction, message.clone());
+    }
+    let path = dir.join("crafted.json");
+    cassette::save(&path, &builder.finish()).unwrap();
+    path
+}
+
+fn c2s(v: Value) -> (Direction, Value) {
+    (Direction::ClientToServer, v)
+}
+
+fn s2c(v: Value) -> (Direction, Value) {
+    (Direction::ServerToClient, v)
+}
+
+fn legacy_handshake(peer: &mut Peer) -> Value {
+    let init = peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "another-client", "version": "9.9"}}),
+    );
+    peer.notify("notifications/initialized", json!({}));
+    init.response
+}
+
+#[test]
+fn initialize_is_answered_whatever_the_client_says_with_the_recorded_version() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")));
+    let response = legacy_handshake(&mut peer);
+    assert_eq!(response["id"], 1);
+    assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(response["result"]["serverInfo"]["name"], "mcpcassette-demo");
+    let (status, _) = peer.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn ids_key_order_and_meta_do_not_affect_matching() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")));
+    legacy_handshake(&mut peer);
+    peer.send(&json!({"jsonrpc": "2.0", "id": "custom-id", "method": "tools/call",
+        "params": {"_meta": {"progressToken": "other"}, "arguments": {"message": "hello"}, "name": "echo"}}));
+    let exchange = peer.until_response(&json!("custom-id"));
+    assert_eq!(exchange.text(), "echo: hello");
+    assert_eq!(exchange.response["id"], "custom-id");
+}
+
+#[test]
+fn progress_tokens_are_rewritten_to_the_live_token_or_dropped() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")));
+    legacy_handshake(&mut peer);
+    let with_token = peer.request(
+        "tools/call",
+        json!({"name": "count", "arguments": {"steps": 3}, "_meta": {"progressToken": 99}}),
+    );
+    let progress = with_token.with_method("notifications/progress");
+    assert_eq!(progress.len(), 3);
+    assert!(
+        progress.iter().all(|p| p["params"]["progressToken"] == 99),
+        "{progress:?}"
+    );
+    assert_eq!(
+        progress[2]["params"]["progress"], 3,
+        "recorded order is kept"
+    );
+    assert_eq!(with_token.text(), "counted 3 steps");
+}
+
+#[test]
+fn progress_is_not_sent_to_a_request_that_asked_for_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "count", "_meta": {"progressToken": "p"}}});
+    let path = cassette_from(
+        dir.path(),
+        &[
+            c2s(request),
+            s2c(
+                json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p", "progress": 1}}),
+            ),
+            s2c(
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}),
+            ),
+            s2c(json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}})),
+        ],
+    );
+    let mut peer = Peer::spawn(replay(&path));
+    let exchange = peer.request("tools/call", json!({"name": "count"}));
+    assert_eq!(exchange.before.len(), 1, "{:?}", exchange.before);
+    assert_eq!(exchange.before[0]["method"], "notifications/message");
+}
+
+#[test]
+fn server_requests_get_fresh_ids_and_wait_for_the_client() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")))
+        .respond_with(|_| json!({"role": "assistant", "content": {"type": "text", "text": "ignored"}, "model": "m"}));
+    legacy_handshake(&mut peer);
+    let first = peer.request(
+        "tools/call",
+        json!({"name": "summarize", "arguments": {"text": "cassettes make MCP tests fast"}}),
+    );
+    let confirm = peer.request(
+        "tools/call",
+        json!({"name": "confirm", "arguments": {"action": "deploy"}}),
+    );
+    let sampling = first.with_method("sampling/createMessage");
+    let elicit = confirm.with_method("elicitation/create");
+    assert_eq!(sampling.len(), 1);
+    assert_ne!(
+        sampling[0]["id"], elicit[0]["id"],
+        "each server request gets its own id"
+    );
+    // The recorded answer is replayed, whatever the client answered.
+    assert_eq!(first.text(), "summary: a short summary");
+    assert_eq!(peer.answered.len(), 2);
+}
+
+#[test]
+fn unmatched_request_names_the_closest_recording_and_fails_the_run() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")));
+    legacy_handshake(&mut peer);
+    let miss = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "goodbye"}}),
+    );
+    let error = &miss.response["error"];
+    assert_eq!(error["code"], mcpcassette::replay::NO_MATCH);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("no recorded interaction matches tools/call"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            r#"closest recorded: tools/call {"arguments":{"message":"hello"},"name":"echo"}"#
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        error["data"]["closest"]["params"]["arguments"]["message"],
+        "hello"
+    );
+    // Replay goes on after a miss.
+    assert_eq!(
+        peer.request("ping", json!({})).response["result"],
+        json!({})
+    );
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--- recorded") && stderr.contains("+++ live"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(r#"-    "message": "hello""#)
+            && stderr.contains(r#"+    "message": "goodbye""#),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_request_recorded_twice_is_answered_in_order_then_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "next"}});
+    let answer = |id: i64, text: &str| json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}});
+    let path = cassette_from(
+        dir.path(),
+        &[
+            c2s(call(1)),
+            s2c(answer(1, "first")),
+            c2s(call(2)),
+            s2c(answer(2, "second")),
+        ],
+    );
+    let mut peer = Peer::spawn(replay(&path));
+    assert_eq!(
+        peer.request("tools/call", json!({"name": "next"})).text(),
+        "first"
+    );
+    assert_eq!(
+        peer.request("tools/call", json!({"name": "next"})).text(),
+        "second"
+    );
+    let third = peer.request("tools/call", json!({"name": "next"}));
+    assert_eq!(
+        third.response["error"]["code"],
+        mcpcassette::replay::EXHAUSTED
+    );
+    let message = third.response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("recorded 2 time(s) and has been answered 2 time(s) already"),
+        "{message}"
+    );
+    let (status, _) = peer.finish();
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn malformed_input_gets_json_rpc_errors_and_replay_goes_on() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")));
+    peer.send_raw(b"this is not json\n");
+    let parse = peer.recv();
+    assert_eq!(parse["error"]["code"], -32700);
+    assert_eq!(parse["id"], Value::Null);
+    peer.send(&json!({"jsonrpc": "2.0", "id": 5, "method": 7}));
+    let invalid = peer.recv();
+    assert_eq!(invalid["error"]["code"], -32600);
+    assert_eq!(invalid["id"], 5);
+    peer.send(&json!({"jsonrpc": "1.0", "id": 6, "method": "ping"}));
+    assert_eq!(peer.recv()["error"]["code"], -32600);
+    peer.send_raw(b"[]\n");
+    assert_eq!(peer.recv()["error"]["code"], -32600);
+    assert_eq!(
+        peer.request("ping", json!({})).response["result"],
+        json!({})
+    );
+    let (status, stderr) = peer.finish();
+    assert!(
+        status.success(),
+        "malformed input is not an unmatched request: {stderr}"
+    );
+}
+
+#[test]
+fn batches_get_one_array_of_responses() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")));
+    legacy_handshake(&mut peer);
+    peer.send(&json!([
+        {"jsonrpc": "2.0", "id": 10, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "x", "progress": 1}},
+        {"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hello"}}}
+    ]));
+    let batch = peer.recv();
+    let responses = batch
+        .as_array()
+        .unwrap_or_else(|| panic!("expected an array, got {batch}"));
+    let mut ids: Vec<i64> = responses
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [10, 11]);
+}
+
+#[test]
+fn ping_is_always_answered_and_discover_gets_a_legacy_servers_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette_from(dir.path(), &[]);
+    let mut peer = Peer::spawn(replay(&path));
+    assert_eq!(
+        peer.request("ping", json!({})).response["result"],
+        json!({})
+    );
+    let discover = peer.request(
+        "server/discover",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    assert_eq!(discover.response["error"]["code"], -32601);
+}
+
+#[test]
+fn modern_replay_answers_discover_and_refuses_unknown_versions() {
+    let mut peer = Peer::spawn(replay(&shipped("modern")));
+    let meta = |version: &str| json!({"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}});
+    let discover = peer.request("server/discover", json!({"_meta": meta("2026-07-28")}));
+    assert!(
+        discover.result()["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    let old = peer.request("tools/list", json!({"_meta": meta("2099-01-01")}));
+    assert_eq!(old.response["error"]["code"], -32022);
+    assert!(
+        old.response["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+}
+
+#[test]
+fn unprompted_server_notifications_follow_the_client_message_they_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette_from(
+        dir.path(),
+        &[
+            c2s(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+            s2c(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})),
+        ],
+    );
+    let mut peer = Peer::spawn(replay(&path));
+    peer.notify("notifications/initialized", json!({}));
+    // `notify` sends params {} while the recording had none: both are "no params".
+    assert_eq!(peer.recv()["method"], "notifications/tools/list_changed");
+}
+
+#[test]
+fn replay_recovers_a_journal_left_by_a_killed_recorder() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("interrupted.json");
+    let transport = Transport::Stdio {
+        command: vec!["server".into()],
+    };
+    let mut journal = Journal::create(&path, "2026-01-01T00:00:00Z", &transport).unwrap();
+    journal
+        .append(
+            Direction::ClientToServer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}}),
+        )
+        .unwrap();
+    journal
+        .append(
+            Direction::ServerToClient,
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
+        )
+        .unwrap();
+    journal
+        .append(
+            Direction::ClientToServer,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b"}}),
+        )
+        .unwrap();
+    drop(journal);
+    let mut peer = Peer::spawn(replay(&path));
+    assert_eq!(
+        peer.request("tools/call", json!({"name": "a"})).result()["content"],
+        json!([])
+    );
+    let (status, stderr) = peer.finish();
+    assert!(status.success());
+    assert!(stderr.contains("recovered 1 interaction(s)"), "{stderr}");
+    assert!(!cassette::journal_path(&path).exists());
+    let recovered = cassette::load(&path).unwrap();
+    assert_eq!(
+        recovered.interactions.len(),
+        2,
+        "the unanswered request is kept, without a response"
+    );
+}
+
+#[test]
+fn unreadable_cassettes_exit_2_naming_file_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    let output = replay(&missing).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("missing.json"));
+
+    let broken = dir.path().join("broken.json");
+    std::fs::write(
+        &broken,
+        "{\n  \"format_version\": 1,\n  \"interactions\": [}\n",
+    )
+    .unwrap();
+    let output = replay(&broken).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("broken.json:3:"), "{stderr}");
+
+    let newer = dir.path().join("newer.json");
+    std::fs::write(&newer, r#"{"format_version": 7}"#).unwrap();
+    let output = replay(&newer).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("format version 7 is newer"));
+}

@@ -42,3 +42,42 @@ pub fn demo_server() -> Command {
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// The example client, which runs one full session against a command and
+/// prints the transcript as JSON.
+pub fn demo_client_transcript(era: &str, command: &Command) -> serde_json::Value {
+    let path = demo_server_path().with_file_name("demo_client");
+    let output = Command::new(path)
+        .args(["--era", era, "--json", "--"])
+        .arg(command.get_program())
+        .args(command.get_args())
+        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "demo_client failed: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// `mcpcassette record --cassette PATH -- demo_server`.
+pub fn record_demo(cassette: &std::path::Path) -> Command {
+    let mut command = mcpcassette();
+    command
+        .arg("record")
+        .arg("--cassette")
+        .arg(cassette)
+        .arg("--")
+        .arg(demo_server_path());
+    command
+}
+
+/// `mcpcassette replay PATH`.
+pub fn replay(cassette: &std::path::Path) -> Command {
+    let mut command = mcpcassette();
+    command.arg("replay").arg(cassette);
+    command
+}
