@@ -2,6 +2,7 @@
 //! file). Each module tests one area; `support` holds the shared client.
 
 mod everything;
+mod library;
 mod record;
 mod replay;
 mod rmcp_interop;
