@@ -100,18 +100,6 @@ impl Engine {
         self.state().index.take(&matching::key_of(kind, message))
     }
 
-    /// Server messages the recording opened with, before any client message.
-    pub fn opening(&self) -> Vec<Value> {
-        self.cassette
-            .opening
-            .iter()
-            .filter_map(|event| match event {
-                Event::Notification { notification } => Some(notification.clone()),
-                Event::ServerRequest { .. } => None,
-            })
-            .collect()
-    }
-
     /// Handles one line of input (a JSON-RPC message or batch). Work that
     /// must wait for the client is spawned onto `tasks`.
     pub fn handle_line(self: &Arc<Self>, line: &[u8], sink: &Sink, tasks: &mut JoinSet<()>) {
@@ -167,7 +155,7 @@ impl Engine {
     pub fn handle_message(self: &Arc<Self>, message: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
         match jsonrpc::classify(&message) {
             Ok(Kind::Request) => self.request(message, sink, tasks),
-            Ok(Kind::Notification) => self.notification(&message, sink),
+            Ok(Kind::Notification) => self.notification(&message, sink, tasks),
             Ok(Kind::Response) => self.client_response(message),
             Err(invalid) => {
                 let id = jsonrpc::id(&message)
@@ -228,20 +216,51 @@ impl Engine {
         if method == "initialize" {
             self.note_version_downgrade(&request, position);
         }
+        self.start(position, request, sink, tasks);
+    }
+
+    /// Plays interaction `position` for the live client message: inline when
+    /// it needs nothing from the client, else as a task that a
+    /// `notifications/cancelled` naming the live request can abort.
+    fn start(self: &Arc<Self>, position: usize, live: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
         let interaction = &self.cassette.interactions[position];
-        if !needs_client(interaction) {
-            // Nothing to wait for: answer inline, no task.
-            play_now(interaction, &request, sink);
+        if !needs_client(&interaction.during) && !needs_client(&interaction.after) {
+            play_now(interaction, &live, sink);
+            return;
+        }
+        let id = jsonrpc::id(&live).map(jsonrpc::id_key);
+        let engine = Arc::clone(self);
+        let sink = sink.clone();
+        // Holding the lock while spawning keeps the task from finishing (and
+        // deregistering) before it is registered.
+        let mut state = self.state();
+        let task_id = id.clone();
+        let handle = tasks.spawn(async move {
+            engine.play(position, &live, &sink).await;
+            if let Some(id) = task_id {
+                engine.state().running.remove(&id);
+            }
+        });
+        if let Some(id) = id {
+            state.running.insert(id, handle);
+        }
+    }
+
+    /// Sends the server messages the recording opened with, before any
+    /// client message.
+    pub fn open(self: &Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
+        let opening = &self.cassette.opening;
+        if !needs_client(opening) {
+            send_notifications(opening, &Tokens::NONE, sink);
             return;
         }
         let engine = Arc::clone(self);
         let sink = sink.clone();
-        let key = jsonrpc::id_key(&id);
-        let handle = tasks.spawn(async move {
-            engine.play(position, &request, &sink).await;
-            engine.state().running.remove(&jsonrpc::id_key(&id));
+        tasks.spawn(async move {
+            engine
+                .play_events(&engine.cassette.opening, &Tokens::NONE, &sink)
+                .await;
         });
-        self.state().running.insert(key, handle);
     }
 
     /// Handshakes are answered from the first recording of them, however
@@ -319,7 +338,7 @@ impl Engine {
         self.state().misses.push(miss);
     }
 
-    fn notification(&self, notification: &Value, sink: &Sink) {
+    fn notification(self: &Arc<Self>, notification: &Value, sink: &Sink, tasks: &mut JoinSet<()>) {
         if jsonrpc::method(notification) == Some("notifications/cancelled") {
             let id = notification
                 .pointer("/params/requestId")
@@ -329,11 +348,7 @@ impl Engine {
             }
         }
         if let Lookup::Found(position) = self.take(MessageKind::Notification, notification) {
-            for event in &self.cassette.interactions[position].after {
-                if let Event::Notification { notification } = event {
-                    let _ = sink.events.send(notification.clone());
-                }
-            }
+            self.start(position, notification.clone(), sink, tasks);
         }
     }
 
@@ -354,19 +369,24 @@ impl Engine {
     async fn play(&self, position: usize, live: &Value, sink: &Sink) {
         let interaction = &self.cassette.interactions[position];
         let tokens = Tokens::new(interaction, live);
-        for event in &interaction.during {
-            if !self.play_event(event, &tokens, sink).await {
-                return;
-            }
+        if !self.play_events(&interaction.during, &tokens, sink).await {
+            return;
         }
         if let Some(response) = &interaction.response {
             let _ = sink.responses.send(with_id(response, jsonrpc::id(live)));
         }
-        for event in &interaction.after {
-            if !self.play_event(event, &tokens, sink).await {
-                return;
+        self.play_events(&interaction.after, &tokens, sink).await;
+    }
+
+    /// Sends events in order; returns false when the client can no longer
+    /// answer a server request.
+    async fn play_events(&self, events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> bool {
+        for event in events {
+            if !self.play_event(event, tokens, sink).await {
+                return false;
             }
         }
+        true
     }
 
     /// Sends one event; returns false when the client can no longer answer.
@@ -425,31 +445,29 @@ impl Engine {
 /// Plays an interaction that needs nothing from the client.
 fn play_now(interaction: &Interaction, live: &Value, sink: &Sink) {
     let tokens = Tokens::new(interaction, live);
-    let notifications = |events: &[Event]| -> Vec<Value> {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Notification { notification } => tokens.rewrite(notification),
-                Event::ServerRequest { .. } => None,
-            })
-            .collect()
-    };
-    for n in notifications(&interaction.during) {
-        let _ = sink.events.send(n);
-    }
+    send_notifications(&interaction.during, &tokens, sink);
     if let Some(response) = &interaction.response {
         let _ = sink.responses.send(with_id(response, jsonrpc::id(live)));
     }
-    for n in notifications(&interaction.after) {
-        let _ = sink.events.send(n);
+    send_notifications(&interaction.after, &tokens, sink);
+}
+
+/// Sends the notifications among `events` (callers check there are no
+/// server requests).
+fn send_notifications(events: &[Event], tokens: &Tokens<'_>, sink: &Sink) {
+    for event in events {
+        if let Event::Notification { notification } = event
+            && let Some(notification) = tokens.rewrite(notification)
+        {
+            let _ = sink.events.send(notification);
+        }
     }
 }
 
-fn needs_client(interaction: &Interaction) -> bool {
-    interaction
-        .during
+/// Whether playing `events` needs answers from the client.
+fn needs_client(events: &[Event]) -> bool {
+    events
         .iter()
-        .chain(&interaction.after)
         .any(|e| matches!(e, Event::ServerRequest { .. }))
 }
 
@@ -460,6 +478,12 @@ struct Tokens<'a> {
 }
 
 impl<'a> Tokens<'a> {
+    /// For server messages that belong to no request.
+    const NONE: Tokens<'static> = Tokens {
+        recorded: None,
+        live: None,
+    };
+
     fn new(interaction: &'a Interaction, live: &'a Value) -> Self {
         Tokens {
             recorded: interaction.request().and_then(jsonrpc::progress_token),

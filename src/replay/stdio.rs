@@ -19,11 +19,9 @@ where
 {
     let (tx, rx) = mpsc::unbounded_channel::<Value>();
     let writer = tokio::spawn(write_messages(rx, output));
-    for notification in engine.opening() {
-        let _ = tx.send(notification);
-    }
     let sink = Sink::single(tx);
     let mut tasks = JoinSet::new();
+    engine.open(&sink, &mut tasks);
     let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input));
     while let Some(line) = lines.next_line().await? {
         let line = trim_line(line);

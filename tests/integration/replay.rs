@@ -386,3 +386,35 @@ fn unreadable_cassettes_exit_2_naming_file_and_place() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("format version 7 is newer"));
 }
+
+#[test]
+fn server_requests_after_a_notification_and_before_anything_are_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette_from(
+        dir.path(),
+        &[
+            s2c(json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"})),
+            c2s(json!({"jsonrpc": "2.0", "id": 7, "result": {"roots": []}})),
+            c2s(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+            s2c(json!({"jsonrpc": "2.0", "id": 8, "method": "roots/list"})),
+            c2s(json!({"jsonrpc": "2.0", "id": 8, "result": {"roots": []}})),
+            s2c(
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "roots updated"}}),
+            ),
+        ],
+    );
+    let mut peer = Peer::spawn(replay(&path));
+    let opening = peer.recv();
+    assert_eq!(opening["method"], "roots/list");
+    peer.send(&json!({"jsonrpc": "2.0", "id": opening["id"], "result": {"roots": []}}));
+    peer.notify("notifications/initialized", json!({}));
+    let request = peer.recv();
+    assert_eq!(request["method"], "roots/list", "{request}");
+    assert_ne!(request["id"], opening["id"]);
+    peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": []}}));
+    assert_eq!(
+        peer.recv()["params"]["data"],
+        "roots updated",
+        "the log waits for the answer"
+    );
+}
