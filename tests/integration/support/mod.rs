@@ -13,20 +13,20 @@ pub fn mcpcassette() -> Command {
     command
 }
 
-/// The example server. `cargo test` builds examples next to the test
-/// binaries; when run some other way, it is built here once.
+/// The example server. `cargo test` builds the examples next to the test
+/// binaries; when a runner does not (e.g. nextest), they are built here once.
 pub fn demo_server_path() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let exe = std::env::current_exe().unwrap();
         let profile_dir = exe.parent().unwrap().parent().unwrap();
         let path = profile_dir.join("examples").join("demo_server");
-        if !path.exists() {
+        if !path.exists() || !path.with_file_name("demo_client").exists() {
             let status = Command::new(env!("CARGO"))
-                .args(["build", "--example", "demo_server"])
+                .args(["build", "--examples"])
                 .status()
                 .unwrap();
-            assert!(status.success(), "building the demo server failed");
+            assert!(status.success(), "building the examples failed");
         }
         path
     })
