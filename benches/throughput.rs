@@ -1,1 +1,1113 @@
-fn main() {}
+//! Throughput and latency of mcpcassette over stdio, measured side by side
+//! with a minimal JSON-RPC echo server (the floor) and with the example
+//! server run directly.
+//!
+//! Run it with `cargo bench --bench throughput`; docs/benchmarks.md explains
+//! every figure. Everything talks over pipes to real child processes.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mcpcassette::cassette::{
+    self, Cassette, ClientMessage, FORMAT_VERSION, Interaction, ProtocolInfo, Transport,
+};
+use mcpcassette::protocol::Era;
+use mcpcassette::replay::Engine;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Makes the bench binary act as the floor server.
+const FLOOR_FLAG: &str = "--floor-server";
+/// Makes the bench binary a bare stdio relay in front of the command after it.
+const RELAY_FLAG: &str = "--relay";
+/// The protocol version of every session here (legacy era, with handshake).
+const VERSION: &str = "2025-11-25";
+/// Each configuration is measured this many times, interleaved.
+const ROUNDS: usize = 3;
+/// Requests per session with one in flight: warm-up, then measured.
+const SERIAL: Load = Load {
+    depth: 1,
+    warmup: 500,
+    measured: 5_000,
+};
+/// Requests per session with 64 in flight: warm-up, then measured.
+const PIPELINED: Load = Load {
+    depth: 64,
+    warmup: 5_000,
+    measured: 50_000,
+};
+/// Cassette sizes, in interactions (or distinct keys, for throughput).
+const SCALES: [u64; 3] = [10, 1_000, 100_000];
+/// Spawn → `initialize` repetitions for the 1 000-interaction cassette.
+const STARTUP_RUNS: usize = 20;
+/// Repetitions of the other load-time measurements.
+const LOAD_RUNS: usize = 5;
+/// The whole bench gives up after this long.
+const DEADLINE: Duration = Duration::from_secs(600);
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == FLOOR_FLAG) {
+        return helper("floor server", floor::serve());
+    }
+    if let Some(at) = args.iter().position(|a| a == RELAY_FLAG) {
+        return helper("relay", relay::serve(&args[at + 1..]));
+    }
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs bench binaries without `--bench`.
+        println!("throughput: skipped; run it with `cargo bench --bench throughput`");
+        return;
+    }
+    watchdog(DEADLINE);
+    if let Err(e) = run() {
+        eprintln!("throughput bench failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Ends a helper process, reporting its failure.
+fn helper(name: &str, outcome: io::Result<()>) {
+    if let Err(e) = outcome {
+        eprintln!("{name}: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Ends the process if the bench hangs; children exit when their stdin closes.
+fn watchdog(limit: Duration) {
+    thread::spawn(move || {
+        thread::sleep(limit);
+        eprintln!("throughput bench: no result after {limit:?}, giving up");
+        std::process::exit(2);
+    });
+}
+
+fn run() -> io::Result<()> {
+    let started = Instant::now();
+    let env = Env::prepare()?;
+    progress("comparing floor, replay, direct and record");
+    let comparison = compare(&env)?;
+    progress("measuring startup");
+    let startup = startup(&env)?;
+    progress("measuring cassette scale");
+    let scale = scale(&env)?;
+    let report = Report {
+        comparison,
+        startup,
+        scale,
+    };
+    println!("{}", report.markdown(started.elapsed()));
+    Ok(())
+}
+
+fn progress(what: &str) {
+    eprintln!("[throughput] {what}…");
+}
+
+// ---------------------------------------------------------------------------
+// Environment: binaries and scratch space
+// ---------------------------------------------------------------------------
+
+/// Paths to everything the bench runs, and a scratch folder.
+struct Env {
+    /// This binary, which is also the floor server and the bare relay.
+    this_exe: PathBuf,
+    mcpcassette: PathBuf,
+    demo_server: PathBuf,
+    scratch: tempfile::TempDir,
+    files: AtomicUsize,
+}
+
+impl Env {
+    /// Builds the binaries and examples with the bench profile (release
+    /// settings, same output folder, so nothing is built twice) and finds them.
+    fn prepare() -> io::Result<Self> {
+        progress("building binaries and examples (cargo build --profile bench --bins --examples)");
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--profile",
+                "bench",
+                "--bins",
+                "--examples",
+                "--manifest-path",
+            ])
+            .arg(&manifest)
+            .status()?;
+        if !status.success() {
+            return Err(io::Error::other(format!("cargo build failed: {status}")));
+        }
+        // Cargo builds the binary before running a bench and names it here.
+        let mcpcassette = PathBuf::from(env!("CARGO_BIN_EXE_mcpcassette"));
+        let profile_dir = mcpcassette.parent().expect("a binary lives in a folder");
+        let demo_server = profile_dir.join("examples").join("demo_server");
+        if !demo_server.exists() {
+            let missing = demo_server.display();
+            return Err(io::Error::other(format!("{missing} was not built")));
+        }
+        Ok(Env {
+            this_exe: std::env::current_exe()?,
+            mcpcassette,
+            demo_server,
+            scratch: tempfile::tempdir()?,
+            files: AtomicUsize::new(0),
+        })
+    }
+
+    /// A fresh path in the scratch folder.
+    fn scratch_file(&self, stem: &str, ext: &str) -> PathBuf {
+        let n = self.files.fetch_add(1, Ordering::Relaxed);
+        self.scratch.path().join(format!("{stem}-{n}.{ext}"))
+    }
+
+    /// The command that starts `target`.
+    fn command(&self, target: &Target) -> Command {
+        match target {
+            Target::Floor => {
+                let mut command = Command::new(&self.this_exe);
+                command.arg(FLOOR_FLAG);
+                command
+            }
+            Target::Replay(cassette) => {
+                let mut command = Command::new(&self.mcpcassette);
+                command.arg("replay").arg(cassette);
+                command
+            }
+            Target::Direct => Command::new(&self.demo_server),
+            Target::Relay => {
+                let mut command = Command::new(&self.this_exe);
+                command.arg(RELAY_FLAG).arg(&self.demo_server);
+                command
+            }
+            Target::Record => {
+                let mut command = Command::new(&self.mcpcassette);
+                command
+                    .arg("record")
+                    .arg("--cassette")
+                    .arg(self.scratch_file("recorded", "json"))
+                    .arg("--")
+                    .arg(&self.demo_server);
+                command
+            }
+        }
+    }
+}
+
+/// What a session talks to.
+enum Target {
+    /// The bench's own minimal echo server.
+    Floor,
+    /// `mcpcassette replay` of this cassette.
+    Replay(PathBuf),
+    /// The example server, directly.
+    Direct,
+    /// A bare byte relay in front of the example server: what any stdio
+    /// proxy costs, before it does any work of its own.
+    Relay,
+    /// `mcpcassette record` in front of the example server.
+    Record,
+}
+
+impl Target {
+    fn name(&self) -> &'static str {
+        match self {
+            Target::Floor => "floor (echo server)",
+            Target::Replay(_) => "replay",
+            Target::Direct => "demo_server direct",
+            Target::Relay => "bare relay → demo_server",
+            Target::Record => "record → demo_server",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The floor: a minimal JSON-RPC echo server
+// ---------------------------------------------------------------------------
+
+mod floor {
+    use super::*;
+
+    /// Answers every request with an echo result; flushes only when no more
+    /// input is buffered, so pipelined answers share a write.
+    pub fn serve() -> io::Result<()> {
+        let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
+        let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+        let mut line = Vec::with_capacity(4096);
+        loop {
+            line.clear();
+            if input.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            if let Some(reply) = reply(&line) {
+                serde_json::to_writer(&mut output, &reply)?;
+                output.write_all(b"\n")?;
+            }
+            if input.buffer().is_empty() {
+                output.flush()?;
+            }
+        }
+        output.flush()
+    }
+
+    /// The answer to one line; notifications and garbage get none.
+    fn reply(line: &[u8]) -> Option<Value> {
+        let request: Value = serde_json::from_slice(line.trim_ascii()).ok()?;
+        let id = request.get("id")?.clone();
+        let message = request
+            .pointer("/params/arguments/message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let text = format!("echo: {message}");
+        Some(json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": {"content": [{"type": "text", "text": text}]},
+        }))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The bare relay: the cost of any stdio proxy
+// ---------------------------------------------------------------------------
+
+mod relay {
+    use super::*;
+
+    /// Runs `command` and copies bytes both ways, unparsed, until its stdout
+    /// closes; closes its stdin when ours closes.
+    pub fn serve(command: &[String]) -> io::Result<()> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| io::Error::other("no command to relay to"))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut to_child = child.stdin.take().expect("piped");
+        let mut from_child = child.stdout.take().expect("piped");
+        thread::spawn(move || io::copy(&mut io::stdin().lock(), &mut to_child));
+        io::copy(&mut from_child, &mut io::stdout().lock())?;
+        child.wait()?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Cassettes
+// ---------------------------------------------------------------------------
+
+/// Which echo message the n-th `tools/call` of a session sends: a stride
+/// coprime with `distinct` walks every key evenly, spread across the cassette.
+#[derive(Clone, Copy)]
+struct Keys {
+    distinct: u64,
+}
+
+impl Keys {
+    const STRIDE: u64 = 7_919;
+
+    fn new(distinct: u64) -> Self {
+        assert!(
+            !distinct.is_multiple_of(Self::STRIDE),
+            "the stride must be coprime with the key count"
+        );
+        Keys { distinct }
+    }
+
+    fn key(self, n: u64) -> u64 {
+        n * Self::STRIDE % self.distinct
+    }
+
+    /// How often each key must be recorded to answer `calls` requests.
+    fn copies_for(self, calls: u64) -> u64 {
+        calls.div_ceil(self.distinct)
+    }
+}
+
+/// The `initialize` request every session starts with.
+fn initialize_request() -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "throughput-bench", "version": "0.1.0"},
+        },
+    })
+}
+
+/// A cassette of a legacy session: the handshake, then `distinct` echo
+/// calls recorded `copies` times over (copy after copy).
+fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
+    let mut interactions = vec![
+        Interaction {
+            client: ClientMessage::Request(initialize_request()),
+            during: vec![],
+            response: Some(json!({
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {
+                    "protocolVersion": VERSION,
+                    "capabilities": {"tools": {"listChanged": false}},
+                    "serverInfo": {"name": "bench", "version": "0.1.0"},
+                },
+            })),
+            after: vec![],
+        },
+        Interaction {
+            client: ClientMessage::Notification(
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            ),
+            during: vec![],
+            response: None,
+            after: vec![],
+        },
+    ];
+    let mut id = 1;
+    for _ in 0..copies {
+        for key in 0..distinct {
+            interactions.push(echo_interaction(id, key));
+            id += 1;
+        }
+    }
+    Cassette {
+        format_version: FORMAT_VERSION,
+        recorded_at: "2026-01-01T00:00:00Z".into(),
+        transport: Transport::Stdio {
+            command: vec!["demo_server".into()],
+        },
+        protocol: ProtocolInfo {
+            era: Era::Legacy,
+            version: Some(VERSION.into()),
+        },
+        server: None,
+        opening: vec![],
+        interactions,
+    }
+}
+
+/// One recorded `tools/call echo` with its answer.
+fn echo_interaction(id: u64, key: u64) -> Interaction {
+    let message = format!("m{key}");
+    Interaction {
+        client: ClientMessage::Request(json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"message": message}},
+        })),
+        during: vec![],
+        response: Some(json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": {"content": [{"type": "text", "text": format!("echo: {message}")}]},
+        })),
+        after: vec![],
+    }
+}
+
+/// Writes a cassette into the scratch folder.
+fn write_cassette(env: &Env, distinct: u64, copies: u64) -> io::Result<PathBuf> {
+    let path = env.scratch_file(&format!("cassette-{distinct}x{copies}"), "json");
+    cassette::save(&path, &echo_cassette(distinct, copies)).map_err(io::Error::other)?;
+    Ok(path)
+}
+
+// ---------------------------------------------------------------------------
+// The driver: one client session over a child's stdin and stdout
+// ---------------------------------------------------------------------------
+
+/// How many requests a session sends, and how many are in flight at once.
+#[derive(Clone, Copy)]
+struct Load {
+    depth: usize,
+    warmup: usize,
+    measured: usize,
+}
+
+impl Load {
+    fn calls(self) -> u64 {
+        (self.warmup + self.measured) as u64
+    }
+}
+
+/// What one measured phase saw.
+struct Sample {
+    rate: f64,
+    /// Send → response, in nanoseconds, one per request.
+    latencies: Vec<u64>,
+}
+
+/// Any response: only its id matters (the handshake).
+#[derive(Deserialize)]
+struct Reply {
+    id: Option<u64>,
+}
+
+/// An echo answer, read far enough to check it is the right one.
+#[derive(Deserialize)]
+struct EchoReply {
+    id: Option<u64>,
+    result: Option<EchoResult>,
+}
+
+#[derive(Deserialize)]
+struct EchoResult {
+    content: Vec<Text>,
+}
+
+#[derive(Deserialize)]
+struct Text {
+    text: String,
+}
+
+impl EchoReply {
+    /// The key echoed back, if this is a well-formed echo answer.
+    fn key(&self) -> Option<u64> {
+        let text = &self.result.as_ref()?.content.first()?.text;
+        text.strip_prefix("echo: m")?.parse().ok()
+    }
+}
+
+/// A running server process with a client attached.
+struct Session {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: PathBuf,
+    next_id: u64,
+    calls: u64,
+}
+
+impl Session {
+    /// Starts `target` and completes the `initialize` handshake; also
+    /// returns the time from spawn to the `initialize` answer.
+    fn start(env: &Env, target: &Target) -> io::Result<(Self, Duration)> {
+        let stderr = env.scratch_file("stderr", "log");
+        let mut command = env.command(target);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&stderr)?);
+        let spawned = Instant::now();
+        let mut child = command.spawn()?;
+        let mut session = Session {
+            stdin: BufWriter::with_capacity(64 * 1024, child.stdin.take().expect("piped")),
+            stdout: BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped")),
+            child,
+            stderr,
+            next_id: 1,
+            calls: 0,
+        };
+        session.send(&initialize_request())?;
+        session.stdin.flush()?;
+        session.await_reply(0)?;
+        let startup = spawned.elapsed();
+        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        session.stdin.flush()?;
+        Ok((session, startup))
+    }
+
+    fn send(&mut self, message: &Value) -> io::Result<()> {
+        serde_json::to_writer(&mut self.stdin, message)?;
+        self.stdin.write_all(b"\n")
+    }
+
+    /// Reads until the response with `id` arrives.
+    fn await_reply(&mut self, id: u64) -> io::Result<()> {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if self.stdout.read_until(b'\n', &mut line)? == 0 {
+                return Err(failure(&self.stderr, "the server closed its stdout"));
+            }
+            let reply: Reply = serde_json::from_slice(&line)?;
+            if reply.id == Some(id) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Warms up, then measures, under `load`.
+    fn measure(&mut self, load: Load, keys: Keys) -> io::Result<Sample> {
+        self.phase(load.warmup, load.depth, keys)?;
+        self.phase(load.measured, load.depth, keys)
+    }
+
+    /// Sends `n` echo calls keeping `depth` in flight; waits for every answer.
+    fn phase(&mut self, n: usize, depth: usize, keys: Keys) -> io::Result<Sample> {
+        let first_id = self.next_id;
+        let first_call = self.calls;
+        self.next_id += n as u64;
+        self.calls += n as u64;
+        let sent: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+        let (tokens, slots) = mpsc::channel();
+        for _ in 0..depth {
+            tokens.send(()).expect("the receiver is alive");
+        }
+        let clock = Instant::now();
+        let requests = Requests {
+            first_id,
+            first_call,
+            keys,
+        };
+        let stderr = self.stderr.clone();
+        let (stdin, stdout) = (&mut self.stdin, &mut self.stdout);
+        let latencies = thread::scope(|scope| {
+            let writer = scope.spawn(|| requests.write(stdin, &sent, clock, slots));
+            let read = requests.read_replies(stdout, &sent, clock, tokens);
+            let written = writer.join().expect("the writer does not panic");
+            let latencies = read?;
+            written.map(|()| latencies)
+        })
+        .map_err(|e| failure(&stderr, e))?;
+        let elapsed = clock.elapsed();
+        Ok(Sample {
+            rate: n as f64 / elapsed.as_secs_f64(),
+            latencies,
+        })
+    }
+
+    /// Closes stdin, as a stdio client does, and waits for a clean exit.
+    fn close(self) -> io::Result<()> {
+        let Session {
+            mut child,
+            stdin,
+            stdout,
+            stderr,
+            ..
+        } = self;
+        drop(stdin.into_inner().map_err(|e| e.into_error())?);
+        let status = child.wait()?;
+        drop(stdout);
+        if !status.success() {
+            return Err(failure(&stderr, format!("the server exited with {status}")));
+        }
+        Ok(())
+    }
+}
+
+/// An error quoting the end of a child's stderr (the scratch folder that
+/// holds it is deleted when the bench stops).
+fn failure(stderr: &Path, what: impl std::fmt::Display) -> io::Error {
+    let log = std::fs::read_to_string(stderr).unwrap_or_default();
+    let start = log.char_indices().rev().nth(2_000).map_or(0, |(i, _)| i);
+    let tail = &log[start..];
+    io::Error::other(format!("{what}; the server's stderr ends with:\n{tail}"))
+}
+
+/// The requests of one phase.
+struct Requests {
+    first_id: u64,
+    first_call: u64,
+    keys: Keys,
+}
+
+impl Requests {
+    /// Writes each request once a slot is free; flushes only when it would
+    /// otherwise wait, so pipelined requests share a write.
+    fn write(
+        &self,
+        out: &mut BufWriter<ChildStdin>,
+        sent: &[AtomicU64],
+        clock: Instant,
+        slots: mpsc::Receiver<()>,
+    ) -> io::Result<()> {
+        for (i, sent) in sent.iter().enumerate() {
+            if slots.try_recv().is_err() {
+                out.flush()?;
+                if slots.recv().is_err() {
+                    // The reader gave up; it reports why.
+                    return Ok(());
+                }
+            }
+            sent.store(nanos_since(clock), Ordering::Release);
+            let id = self.first_id + i as u64;
+            let key = self.keys.key(self.first_call + i as u64);
+            writeln!(
+                out,
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"m{key}"}}}}}}"#
+            )?;
+        }
+        out.flush()
+    }
+
+    /// Reads one answer per request, checks it echoes the right message,
+    /// times it and frees its slot.
+    fn read_replies(
+        &self,
+        input: &mut BufReader<ChildStdout>,
+        sent: &[AtomicU64],
+        clock: Instant,
+        slots: mpsc::Sender<()>,
+    ) -> io::Result<Vec<u64>> {
+        let mut latencies = Vec::with_capacity(sent.len());
+        let mut line = Vec::with_capacity(4096);
+        while latencies.len() < sent.len() {
+            line.clear();
+            if input.read_until(b'\n', &mut line)? == 0 {
+                return Err(io::Error::other("the server closed its stdout"));
+            }
+            let reply: EchoReply = serde_json::from_slice(&line)?;
+            let Some(id) = reply.id else { continue };
+            let index = id
+                .checked_sub(self.first_id)
+                .filter(|&i| i < sent.len() as u64)
+                .ok_or_else(|| io::Error::other(format!("reply to unexpected id {id}")))?;
+            if reply.key() != Some(self.keys.key(self.first_call + index)) {
+                let text = String::from_utf8_lossy(&line);
+                return Err(io::Error::other(format!("wrong reply: {}", text.trim())));
+            }
+            let start = sent[index as usize].load(Ordering::Acquire);
+            latencies.push(nanos_since(clock).saturating_sub(start));
+            let _ = slots.send(());
+        }
+        Ok(latencies)
+    }
+}
+
+fn nanos_since(clock: Instant) -> u64 {
+    clock.elapsed().as_nanos() as u64
+}
+
+/// One session against `target`: start, warm up, measure, close.
+fn session(env: &Env, target: &Target, load: Load, keys: Keys) -> io::Result<Sample> {
+    let (mut session, _) = Session::start(env, target)?;
+    let sample = session.measure(load, keys)?;
+    session.close()?;
+    Ok(sample)
+}
+
+// ---------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------
+
+/// Several samples of one configuration, summarised.
+#[derive(Clone, Copy)]
+struct Stats {
+    /// Median over rounds.
+    rate: f64,
+    /// Over every request of every round, in microseconds.
+    p50: f64,
+    p99: f64,
+}
+
+impl Stats {
+    fn of(samples: &[Sample]) -> Self {
+        let mut rates: Vec<f64> = samples.iter().map(|s| s.rate).collect();
+        rates.sort_by(f64::total_cmp);
+        let mut all: Vec<u64> = samples.iter().flat_map(|s| s.latencies.clone()).collect();
+        all.sort_unstable();
+        Stats {
+            rate: rates[rates.len() / 2],
+            p50: percentile(&all, 50.0) as f64 / 1e3,
+            p99: percentile(&all, 99.0) as f64 / 1e3,
+        }
+    }
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile<T: Copy>(sorted: &[T], p: f64) -> T {
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Median and maximum of some durations, in milliseconds.
+#[derive(Clone, Copy)]
+struct Timing {
+    median: f64,
+    max: f64,
+}
+
+impl Timing {
+    fn of(mut runs: Vec<Duration>) -> Self {
+        runs.sort_unstable();
+        Timing {
+            median: runs[runs.len() / 2].as_secs_f64() * 1e3,
+            max: runs[runs.len() - 1].as_secs_f64() * 1e3,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The measurements
+// ---------------------------------------------------------------------------
+
+/// Throughput and latency of each target at each depth.
+struct Comparison {
+    /// (target name, depth, stats), in table order.
+    rows: Vec<(&'static str, usize, Stats)>,
+}
+
+impl Comparison {
+    fn get(&self, name: &str, depth: usize) -> Stats {
+        self.rows
+            .iter()
+            .find(|(n, d, _)| *n == name && *d == depth)
+            .map(|(_, _, s)| *s)
+            .expect("every configuration was measured")
+    }
+}
+
+/// Runs every target at every depth, interleaving rounds so that drift in
+/// the machine's speed hits all of them alike.
+fn compare(env: &Env) -> io::Result<Comparison> {
+    let keys = Keys::new(1_000);
+    let replay = write_cassette(env, keys.distinct, keys.copies_for(PIPELINED.calls()))?;
+    let targets = [
+        Target::Floor,
+        Target::Replay(replay),
+        Target::Direct,
+        Target::Relay,
+        Target::Record,
+    ];
+    let loads = [SERIAL, PIPELINED];
+    let mut samples: Vec<Vec<Sample>> = (0..targets.len() * loads.len())
+        .map(|_| Vec::new())
+        .collect();
+    for round in 1..=ROUNDS {
+        progress(&format!("round {round} of {ROUNDS}"));
+        for (l, load) in loads.iter().enumerate() {
+            for (t, target) in targets.iter().enumerate() {
+                let sample = session(env, target, *load, keys)?;
+                samples[l * targets.len() + t].push(sample);
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (l, load) in loads.iter().enumerate() {
+        for (t, target) in targets.iter().enumerate() {
+            let stats = Stats::of(&samples[l * targets.len() + t]);
+            rows.push((target.name(), load.depth, stats));
+        }
+    }
+    Ok(Comparison { rows })
+}
+
+/// Spawn → `initialize` answer, for the floor, the example server and
+/// replay of a 1 000-interaction cassette.
+struct Startup {
+    rows: Vec<(&'static str, Timing)>,
+}
+
+fn startup(env: &Env) -> io::Result<Startup> {
+    let cassette = write_cassette(env, 1_000, 1)?;
+    let targets = [Target::Floor, Target::Direct, Target::Replay(cassette)];
+    let mut runs: Vec<Vec<Duration>> = vec![Vec::new(); targets.len()];
+    for _ in 0..STARTUP_RUNS {
+        for (target, runs) in targets.iter().zip(&mut runs) {
+            runs.push(time_to_initialize(env, target)?);
+        }
+    }
+    let rows = targets
+        .iter()
+        .zip(runs)
+        .map(|(target, runs)| (target.name(), Timing::of(runs)))
+        .collect();
+    Ok(Startup { rows })
+}
+
+/// Spawns `target`, asks `initialize` at once and times the answer.
+fn time_to_initialize(env: &Env, target: &Target) -> io::Result<Duration> {
+    let (session, startup) = Session::start(env, target)?;
+    session.close()?;
+    Ok(startup)
+}
+
+/// Load time of a cassette of exactly `interactions` echo calls.
+struct LoadRow {
+    interactions: u64,
+    bytes: u64,
+    parse: Timing,
+    index: Timing,
+    startup: Timing,
+}
+
+/// Replay throughput with `distinct` keys, each recorded often enough.
+struct ScaleRow {
+    distinct: u64,
+    interactions: u64,
+    stats: Stats,
+}
+
+struct Scale {
+    loads: Vec<LoadRow>,
+    rows: Vec<ScaleRow>,
+}
+
+fn scale(env: &Env) -> io::Result<Scale> {
+    let mut loads = Vec::new();
+    for interactions in SCALES {
+        loads.push(load_row(env, interactions)?);
+    }
+    let load = PIPELINED;
+    let mut cassettes = Vec::new();
+    for distinct in SCALES {
+        let keys = Keys::new(distinct);
+        let copies = keys.copies_for(load.calls());
+        cassettes.push((keys, copies, write_cassette(env, distinct, copies)?));
+    }
+    let mut samples: Vec<Vec<Sample>> = cassettes.iter().map(|_| Vec::new()).collect();
+    for round in 1..=ROUNDS {
+        progress(&format!("scale round {round} of {ROUNDS}"));
+        for ((keys, _, path), samples) in cassettes.iter().zip(&mut samples) {
+            samples.push(session(env, &Target::Replay(path.clone()), load, *keys)?);
+        }
+    }
+    let rows = cassettes
+        .iter()
+        .zip(&samples)
+        .map(|((keys, copies, _), samples)| ScaleRow {
+            distinct: keys.distinct,
+            interactions: keys.distinct * copies,
+            stats: Stats::of(samples),
+        })
+        .collect();
+    Ok(Scale { loads, rows })
+}
+
+/// Loads a cassette of `interactions` echo calls in-process and in a
+/// replay process.
+fn load_row(env: &Env, interactions: u64) -> io::Result<LoadRow> {
+    let path = write_cassette(env, interactions, 1)?;
+    let bytes = std::fs::metadata(&path)?.len();
+    let (mut parse, mut index, mut startup) = (Vec::new(), Vec::new(), Vec::new());
+    let runs = if interactions == 1_000 {
+        STARTUP_RUNS
+    } else {
+        LOAD_RUNS
+    };
+    for _ in 0..runs {
+        let started = Instant::now();
+        let loaded = cassette::load(&path).map_err(io::Error::other)?;
+        parse.push(started.elapsed());
+        let started = Instant::now();
+        let engine = Engine::new(loaded, &path);
+        index.push(started.elapsed());
+        drop(engine);
+        startup.push(time_to_initialize(env, &Target::Replay(path.clone()))?);
+    }
+    Ok(LoadRow {
+        interactions,
+        bytes,
+        parse: Timing::of(parse),
+        index: Timing::of(index),
+        startup: Timing::of(startup),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The report
+// ---------------------------------------------------------------------------
+
+struct Report {
+    comparison: Comparison,
+    startup: Startup,
+    scale: Scale,
+}
+
+impl Report {
+    fn markdown(&self, took: Duration) -> String {
+        let mut out = String::new();
+        out += &machine();
+        out += &format!(
+            "Rounds: {ROUNDS} (throughput: median round; latency: all requests of all rounds). \
+             1 in flight: {} warm-up + {} measured requests per session; \
+             64 in flight: {} + {}. Whole run: {:.0} s.\n\n",
+            SERIAL.warmup,
+            SERIAL.measured,
+            PIPELINED.warmup,
+            PIPELINED.measured,
+            took.as_secs_f64()
+        );
+        out += &self.comparison_table();
+        out += &self.startup_table();
+        out += &self.load_table();
+        out += &self.scale_table();
+        out += &self.targets_table();
+        out
+    }
+
+    fn comparison_table(&self) -> String {
+        let mut out = String::from(
+            "### Throughput and latency (`tools/call echo`)\n\n\
+             | server | in flight | requests/s | p50 (µs) | p99 (µs) |\n\
+             |---|---:|---:|---:|---:|\n",
+        );
+        for (name, depth, s) in &self.comparison.rows {
+            out += &format!(
+                "| {name} | {depth} | {:.0} | {:.1} | {:.1} |\n",
+                s.rate, s.p50, s.p99
+            );
+        }
+        out + "\n"
+    }
+
+    fn startup_table(&self) -> String {
+        let mut out = format!(
+            "### Spawn → `initialize` answered ({STARTUP_RUNS} runs)\n\n\
+             | server | median (ms) | max (ms) |\n|---|---:|---:|\n"
+        );
+        for (name, t) in &self.startup.rows {
+            let name = if name.starts_with("replay") {
+                "replay, 1 000 interactions"
+            } else {
+                name
+            };
+            out += &format!("| {name} | {:.2} | {:.2} |\n", t.median, t.max);
+        }
+        out + "\n"
+    }
+
+    fn load_table(&self) -> String {
+        let mut out = String::from(
+            "### Cassette load time (N echo interactions + handshake)\n\n\
+             | N | file size | `cassette::load` median (ms) | `Engine::new` median (ms) \
+             | spawn → `initialize` median (ms) | max (ms) |\n\
+             |---:|---:|---:|---:|---:|---:|\n",
+        );
+        for row in &self.scale.loads {
+            out += &format!(
+                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                thousands(row.interactions),
+                size(row.bytes),
+                row.parse.median,
+                row.index.median,
+                row.startup.median,
+                row.startup.max
+            );
+        }
+        out + "\n"
+    }
+
+    fn scale_table(&self) -> String {
+        let mut out = format!(
+            "### Replay throughput by cassette size ({} in flight)\n\n\
+             | N distinct keys | interactions in cassette | requests/s | p50 (µs) | p99 (µs) |\n\
+             |---:|---:|---:|---:|---:|\n",
+            PIPELINED.depth
+        );
+        for row in &self.scale.rows {
+            out += &format!(
+                "| {} | {} | {:.0} | {:.1} | {:.1} |\n",
+                thousands(row.distinct),
+                thousands(row.interactions),
+                row.stats.rate,
+                row.stats.p50,
+                row.stats.p99
+            );
+        }
+        out + "\n"
+    }
+
+    fn targets_table(&self) -> String {
+        let mut out = String::from(
+            "### Targets\n\n| figure | measured | target | result |\n|---|---:|---:|---|\n",
+        );
+        for (figure, measured, target, pass) in self.targets() {
+            let verdict = if pass { "PASS" } else { "MISS" };
+            out += &format!("| {figure} | {measured} | {target} | {verdict} |\n");
+        }
+        out
+    }
+
+    /// (figure, measured, target, met) for each target of the issue.
+    fn targets(&self) -> Vec<(String, String, String, bool)> {
+        let c = &self.comparison;
+        let deep = PIPELINED.depth;
+        let floor = c.get(Target::Floor.name(), deep).rate;
+        let replay = c.get("replay", deep).rate;
+        let ratio = replay / floor;
+        let mut rows = vec![(
+            format!("replay / floor throughput, {deep} in flight"),
+            format!("{:.0} %", ratio * 100.0),
+            "≥ 50 %".into(),
+            ratio >= 0.5,
+        )];
+        for depth in [SERIAL.depth, deep] {
+            let direct = c.get(Target::Direct.name(), depth).p50;
+            let record = c.get(Target::Record.name(), depth).p50;
+            let overhead = record / direct - 1.0;
+            rows.push((
+                format!("record p50 over direct, {depth} in flight"),
+                format!("{:+.0} % ({record:.1} vs {direct:.1} µs)", overhead * 100.0),
+                "≤ +25 %".into(),
+                overhead <= 0.25,
+            ));
+        }
+        let startup = self.replay_startup();
+        for (what, ms) in [("median", startup.median), ("max", startup.max)] {
+            rows.push((
+                format!("replay spawn → `initialize`, 1 000 interactions, {what}"),
+                format!("{ms:.2} ms"),
+                "≤ 10 ms".into(),
+                ms <= 10.0,
+            ));
+        }
+        let small = self.scale.rows.first().expect("scales").stats.rate;
+        let large = self.scale.rows.last().expect("scales").stats.rate;
+        let ratio = large / small;
+        rows.push((
+            "replay throughput, 100 000 vs 10".into(),
+            format!("{:.0} % ({large:.0} vs {small:.0} req/s)", ratio * 100.0),
+            "≥ 85 %".into(),
+            ratio >= 0.85,
+        ));
+        rows
+    }
+
+    fn replay_startup(&self) -> Timing {
+        self.startup
+            .rows
+            .iter()
+            .find(|(name, _)| *name == "replay")
+            .map(|(_, t)| *t)
+            .expect("replay startup was measured")
+    }
+}
+
+/// CPU, core count and kernel, as far as this machine says.
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown CPU", |(_, name)| name.trim());
+    let cores = thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "Machine: {cpu}, {cores} cores available, Linux {}.\n\n",
+        kernel.trim()
+    )
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / (1 << 10) as f64),
+        b => format!("{b} B"),
+    }
+}
