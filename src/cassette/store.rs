@@ -32,6 +32,24 @@ pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
 
 /// Parses cassette text; `path` only names the file in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
+    // The common case first: one typed pass. Only a cassette that fails it
+    // pays for the passes that locate the error precisely.
+    if let Ok(cassette) = serde_json::from_str::<Cassette>(text) {
+        if cassette.format_version > FORMAT_VERSION {
+            return Err(CassetteError::TooNew {
+                path: path.into(),
+                found: cassette.format_version.into(),
+                supported: FORMAT_VERSION,
+            });
+        }
+        return Ok(cassette);
+    }
+    diagnose(path, text)
+}
+
+/// Parses a cassette that failed the fast pass, for an error that names the
+/// line, column and JSON pointer (or says the format is too new).
+fn diagnose(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
     let invalid = |line, column, pointer: &str, message: String| CassetteError::Invalid {
         path: path.into(),
         line,
@@ -194,6 +212,27 @@ impl Journal {
         self.write_line(&entry)
     }
 
+    /// Appends one line as it was forwarded, without parsing it: the
+    /// recorder calls this before forwarding, so it must be cheap. A line
+    /// that is not JSON makes an entry recovery skips, as it was never
+    /// recordable.
+    pub fn append_raw(&mut self, dir: Direction, line: &[u8]) -> Result<(), CassetteError> {
+        let prefix: &[u8] = match dir {
+            Direction::ClientToServer => br#"{"dir":"c2s","msg":"#,
+            Direction::ServerToClient => br#"{"dir":"s2c","msg":"#,
+        };
+        let mut entry = Vec::with_capacity(prefix.len() + line.len() + 2);
+        entry.extend_from_slice(prefix);
+        entry.extend_from_slice(line);
+        entry.extend_from_slice(b"}\n");
+        self.file
+            .write_all(&entry)
+            .map_err(|source| CassetteError::Write {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
     fn write_line(&mut self, value: &Value) -> Result<(), CassetteError> {
         let mut line = serde_json::to_vec(value).expect("serialisable");
         line.push(b'\n');
@@ -265,13 +304,12 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
     let header: JournalHeader =
         serde_json::from_str(first).map_err(|e| invalid(1, format!("bad journal header: {e}")))?;
     let mut builder = Builder::new(header.recorded_at, header.transport);
-    let last = lines.len();
-    for (n, line) in lines.iter().enumerate().skip(1) {
-        match serde_json::from_str::<JournalEntry>(line) {
-            Ok(entry) => builder.observe(entry.dir, entry.msg),
-            // The recorder died mid-write: the last line may be cut short.
-            Err(_) if n + 1 == last => break,
-            Err(e) => return Err(invalid(n + 1, format!("bad journal entry: {e}"))),
+    for line in &lines[1..] {
+        // Entries that do not parse are lines that were never JSON (they
+        // were forwarded, not recorded) or the last one, cut short when the
+        // recorder died mid-write.
+        if let Ok(entry) = serde_json::from_str::<JournalEntry>(line) {
+            builder.observe(entry.dir, entry.msg);
         }
     }
     let interactions = builder.completed();

@@ -22,6 +22,9 @@ pub enum RecordError {
     /// Signal handling could not be set up.
     #[error("cannot set up signal forwarding: {0}")]
     Signals(nix::Error),
+    /// A tape was finished twice (a bug in the recorder).
+    #[error("the recording was already finished")]
+    TapeFinished,
     /// The cassette or its journal could not be written.
     #[error(transparent)]
     Cassette(#[from] CassetteError),

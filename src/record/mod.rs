@@ -3,6 +3,7 @@
 
 mod error;
 mod stdio;
+mod tape;
 
 pub use error::RecordError;
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};

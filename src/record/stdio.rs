@@ -1,21 +1,23 @@
 //! Recording a stdio server.
 //!
 //! Plain threads do the forwarding: one copies client → server, one copies
-//! server → client, each writing every byte unchanged before handing a copy
-//! of the line to the recorder thread, which journals and files it. Parsing
-//! and disk writes never sit between the client and the server.
+//! server → client, every byte unchanged. Before forwarding a line each
+//! appends it to the [`Tape`], which journals it with one `write` and keeps
+//! it; parsing and filing happen once the session is over, so nothing but
+//! that write sits between the client and the server, and no thread has to
+//! be woken per message.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 
 use nix::sys::signal::{self, SigSet, Signal};
 use nix::unistd::Pid;
-use serde_json::Value;
 
 use super::error::RecordError;
+use super::tape::Tape;
 use crate::cassette::{self, Builder, Direction, Journal, Recovery, Transport};
 use crate::redact;
 
@@ -38,11 +40,6 @@ pub struct RecordOutcome {
     /// A journal left by an earlier, interrupted recording, recovered into
     /// the cassette before this recording replaced it.
     pub recovered: Option<Recovery>,
-}
-
-enum Feed {
-    Line(Direction, Vec<u8>),
-    Done,
 }
 
 /// Runs the server, forwards this process's stdin and stdout to it, and
@@ -78,20 +75,17 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let pid = Pid::from_raw(child.id() as i32);
     thread::spawn(move || forward_signals(signals, pid));
 
-    let (feed, lines) = mpsc::channel::<Feed>();
-    let recorder =
-        thread::spawn(move || file_lines(lines, journal, Builder::new(recorded_at, transport)));
-    let to_server = feed.clone();
+    let tape = Arc::new(Mutex::new(Tape::new(journal)));
+    let to_server = Arc::clone(&tape);
     thread::spawn(move || pump_client_to_server(server_in, to_server));
-    let to_client = feed.clone();
+    let to_client = Arc::clone(&tape);
     let server_to_client = thread::spawn(move || pump_server_to_client(server_out, to_client));
 
     let status = child.wait().map_err(RecordError::Wait)?;
     let _ = server_to_client.join();
-    let _ = feed.send(Feed::Done);
-    let (builder, journal) = recorder
-        .join()
-        .expect("the recorder thread does not panic")?;
+    // The client-to-server pump may still be blocked reading stdin; what
+    // it taped so far is all there is.
+    let (builder, journal) = lock(&tape).finish(Builder::new(recorded_at, transport))?;
     let interactions = builder.completed();
     cassette::save(&config.cassette, &builder.finish())?;
     journal.remove()?;
@@ -126,7 +120,7 @@ fn exit_code(status: ExitStatus) -> i32 {
 
 /// Client → server. At end of input the server's stdin is closed, which is
 /// how a stdio client asks a server to shut down.
-fn pump_client_to_server(mut server: ChildStdin, feed: mpsc::Sender<Feed>) {
+fn pump_client_to_server(mut server: ChildStdin, tape: Arc<Mutex<Tape>>) {
     let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -135,9 +129,9 @@ fn pump_client_to_server(mut server: ChildStdin, feed: mpsc::Sender<Feed>) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        // Filed before it is forwarded, so the recorder always sees a
-        // request before the response it causes.
-        let _ = feed.send(Feed::Line(Direction::ClientToServer, line.clone()));
+        // Taped before it is forwarded, so a request always precedes the
+        // response it causes.
+        lock(&tape).record(Direction::ClientToServer, &line);
         if server
             .write_all(&line)
             .and_then(|()| server.flush())
@@ -149,7 +143,7 @@ fn pump_client_to_server(mut server: ChildStdin, feed: mpsc::Sender<Feed>) {
 }
 
 /// Server → client, until the server closes its stdout.
-fn pump_server_to_client(server: ChildStdout, feed: mpsc::Sender<Feed>) {
+fn pump_server_to_client(server: ChildStdout, tape: Arc<Mutex<Tape>>) {
     let mut input = BufReader::with_capacity(64 * 1024, server);
     let mut output = std::io::stdout().lock();
     let mut line = Vec::with_capacity(4096);
@@ -159,36 +153,15 @@ fn pump_server_to_client(server: ChildStdout, feed: mpsc::Sender<Feed>) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let _ = feed.send(Feed::Line(Direction::ServerToClient, line.clone()));
+        lock(&tape).record(Direction::ServerToClient, &line);
         // The client may have gone; keep draining so the server never
         // blocks on a full pipe, and keep recording.
         let _ = output.write_all(&line).and_then(|()| output.flush());
     }
 }
 
-/// Journals and files every line until told the session is over.
-fn file_lines(
-    lines: mpsc::Receiver<Feed>,
-    mut journal: Journal,
-    mut builder: Builder,
-) -> Result<(Builder, Journal), RecordError> {
-    while let Ok(Feed::Line(direction, line)) = lines.recv() {
-        let text = line.trim_ascii();
-        if text.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<Value>(text) {
-            Ok(message) => {
-                journal.append(direction, &message)?;
-                builder.observe(direction, message);
-            }
-            Err(e) => tracing::warn!(
-                ?direction,
-                "forwarded a line that is not JSON ({e}); not recorded"
-            ),
-        }
-    }
-    Ok((builder, journal))
+fn lock(tape: &Mutex<Tape>) -> MutexGuard<'_, Tape> {
+    tape.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The current time in UTC, RFC 3339, to the second.

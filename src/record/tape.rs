@@ -1,0 +1,64 @@
+//! The tape: every line that passed through a recording, in order.
+
+use serde_json::Value;
+
+use super::error::RecordError;
+use crate::cassette::{Builder, Direction, Journal};
+
+/// Lines as forwarded, journalled the moment they are taped and parsed once
+/// the session is over. Both forwarding threads share one tape behind a
+/// mutex, which puts every line in one order consistent with cause and
+/// effect (a line is taped before it is forwarded).
+#[derive(Debug)]
+pub struct Tape {
+    /// `None` once the tape is finished; later lines are not kept.
+    journal: Option<Journal>,
+    lines: Vec<(Direction, Vec<u8>)>,
+    journal_failed: bool,
+}
+
+impl Tape {
+    /// A tape that journals to `journal`.
+    pub fn new(journal: Journal) -> Self {
+        Tape {
+            journal: Some(journal),
+            lines: Vec::new(),
+            journal_failed: false,
+        }
+    }
+
+    /// Keeps one forwarded line (blank lines are skipped).
+    pub fn record(&mut self, direction: Direction, line: &[u8]) {
+        let Some(journal) = &mut self.journal else {
+            return;
+        };
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            return;
+        }
+        if !self.journal_failed
+            && let Err(e) = journal.append_raw(direction, line)
+        {
+            // Forwarding must go on; the cassette is still written at the end.
+            tracing::warn!("{e}; the recording is no longer crash-safe");
+            self.journal_failed = true;
+        }
+        self.lines.push((direction, line.to_vec()));
+    }
+
+    /// Stops taping and files every line into `builder`. Lines that are
+    /// not JSON were forwarded but cannot be recorded; each is reported.
+    pub fn finish(&mut self, mut builder: Builder) -> Result<(Builder, Journal), RecordError> {
+        let journal = self.journal.take().ok_or(RecordError::TapeFinished)?;
+        for (direction, line) in std::mem::take(&mut self.lines) {
+            match serde_json::from_slice::<Value>(&line) {
+                Ok(message) => builder.observe(direction, message),
+                Err(e) => tracing::warn!(
+                    ?direction,
+                    "forwarded a line that is not JSON ({e}); not recorded"
+                ),
+            }
+        }
+        Ok((builder, journal))
+    }
+}
