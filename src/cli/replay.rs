@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mcpcassette::cassette;
 use mcpcassette::replay::{Engine, serve};
+use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::ReplayArgs;
 use super::exit;
@@ -25,11 +26,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let summary = runtime
-        .block_on(serve(
-            engine.clone(),
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-        ))
+        .block_on(async {
+            let (stdin, stdout) = process_stdio();
+            serve(engine.clone(), stdin, stdout).await
+        })
         .context("replay I/O failed")?;
     if !summary.unused.is_empty() {
         let interactions = &engine.cassette().interactions;

@@ -1,7 +1,41 @@
 //! Newline-delimited JSON framing, as MCP's stdio transport defines it:
 //! one message per line, no embedded newlines.
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use std::os::fd::AsFd;
+use std::pin::Pin;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite};
+use tokio::net::unix::pipe;
+
+/// An async reader of this process's stdin.
+pub type StdinReader = Pin<Box<dyn AsyncRead + Send>>;
+/// An async writer to this process's stdout.
+pub type StdoutWriter = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// This process's stdin and stdout as async streams. When they are pipes
+/// (the usual case: a client spawned us) the reactor drives them directly,
+/// which saves a hand-off to a blocking thread on every read and write;
+/// anything else (a terminal, a file) uses tokio's blocking stdio. Must be
+/// called inside a runtime.
+pub fn process_stdio() -> (StdinReader, StdoutWriter) {
+    let stdin: StdinReader = match std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Receiver::from_owned_fd)
+    {
+        Ok(pipe) => Box::pin(pipe),
+        Err(_) => Box::pin(tokio::io::stdin()),
+    };
+    let stdout: StdoutWriter = match std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Sender::from_owned_fd)
+    {
+        Ok(pipe) => Box::pin(pipe),
+        Err(_) => Box::pin(tokio::io::stdout()),
+    };
+    (stdin, stdout)
+}
 
 /// Reads one line at a time as raw bytes, newline included, reusing its
 /// buffer; the bytes are forwarded or parsed exactly as they arrived.
