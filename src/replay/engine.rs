@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
@@ -20,23 +21,37 @@ use crate::jsonrpc::{self, Kind, codes};
 use crate::matching::{self, Index, Lookup, MessageKind};
 use crate::protocol::{self, Era};
 
-/// Where the engine sends server messages for one client message.
+/// Where the engine sends server messages for one client message, as
+/// encoded JSON (one message per `Vec`, no newline).
 #[derive(Debug, Clone)]
 pub struct Sink {
     /// Notifications and server-to-client requests.
-    pub events: mpsc::UnboundedSender<Value>,
+    pub events: mpsc::UnboundedSender<Vec<u8>>,
     /// The response (kept apart so a batch can gather its responses).
-    pub responses: mpsc::UnboundedSender<Value>,
+    pub responses: mpsc::UnboundedSender<Vec<u8>>,
 }
 
 impl Sink {
     /// A sink that sends everything down one channel, as stdio does.
-    pub fn single(channel: mpsc::UnboundedSender<Value>) -> Self {
+    pub fn single(channel: mpsc::UnboundedSender<Vec<u8>>) -> Self {
         Sink {
             events: channel.clone(),
             responses: channel,
         }
     }
+
+    fn event(&self, message: &impl Serialize) {
+        let _ = self.events.send(encode(message));
+    }
+
+    fn respond(&self, message: &impl Serialize) {
+        let _ = self.responses.send(encode(message));
+    }
+}
+
+/// Encodes a message. Serialising a JSON value cannot fail.
+fn encode(message: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(message).expect("JSON values serialise")
 }
 
 /// Replays one cassette to one client session.
@@ -108,7 +123,7 @@ impl Engine {
             Ok(message) => self.handle_message(message, sink, tasks),
             Err(e) => {
                 let message = format!("Parse error: {e}");
-                let _ = sink.responses.send(jsonrpc::error_response(
+                sink.respond(&jsonrpc::error_response(
                     Value::Null,
                     codes::PARSE_ERROR,
                     &message,
@@ -127,7 +142,7 @@ impl Engine {
                 "Invalid Request: empty batch",
                 None,
             );
-            let _ = sink.responses.send(error);
+            sink.respond(&error);
             return;
         }
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -146,7 +161,10 @@ impl Engine {
                 responses.push(response);
             }
             if !responses.is_empty() {
-                let _ = out.send(Value::Array(responses));
+                let mut array = b"[".to_vec();
+                array.extend_from_slice(&responses.join(&b","[..]));
+                array.push(b']');
+                let _ = out.send(array);
             }
         });
     }
@@ -163,7 +181,7 @@ impl Engine {
                     .cloned()
                     .unwrap_or(Value::Null);
                 let text = format!("Invalid Request: {invalid}");
-                let _ = sink.responses.send(jsonrpc::error_response(
+                sink.respond(&jsonrpc::error_response(
                     id,
                     codes::INVALID_REQUEST,
                     &text,
@@ -177,7 +195,7 @@ impl Engine {
         let id = jsonrpc::id(&request).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(&request).unwrap_or_default();
         if let Some(error) = self.version_error(&request) {
-            let _ = sink.responses.send(error.with_id(id));
+            sink.respond(&error.with_id(id));
             return;
         }
         let position = match method {
@@ -185,9 +203,7 @@ impl Engine {
                 if let Some(recorded) = self.handshake("ping") {
                     self.state().answered_outside_index.push(recorded);
                 }
-                let _ = sink
-                    .responses
-                    .send(jsonrpc::result_response(id, serde_json::json!({})));
+                sink.respond(&jsonrpc::result_response(id, serde_json::json!({})));
                 return;
             }
             "initialize" | "server/discover" => self.handshake(method),
@@ -206,7 +222,7 @@ impl Engine {
                     // What a legacy server says to a modern probe.
                     let text = format!("Method not found: {method}");
                     let error = jsonrpc::error_response(id, codes::METHOD_NOT_FOUND, &text, None);
-                    let _ = sink.responses.send(error);
+                    sink.respond(&error);
                     return;
                 }
                 Lookup::Missing => return self.miss(&request, None, sink),
@@ -329,7 +345,7 @@ impl Engine {
         }
         let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
         let data = miss.data(&self.cassette);
-        let _ = sink.responses.send(jsonrpc::error_response(
+        sink.respond(&jsonrpc::error_response(
             id,
             miss.code(),
             &message,
@@ -373,7 +389,7 @@ impl Engine {
             return;
         }
         if let Some(response) = &interaction.response {
-            let _ = sink.responses.send(with_id(response, jsonrpc::id(live)));
+            sink.respond(&WithId(response, jsonrpc::id(live)));
         }
         self.play_events(&interaction.after, &tokens, sink).await;
     }
@@ -394,7 +410,7 @@ impl Engine {
         match event {
             Event::Notification { notification } => {
                 if let Some(notification) = tokens.rewrite(notification) {
-                    let _ = sink.events.send(notification);
+                    sink.event(&notification);
                 }
                 true
             }
@@ -407,7 +423,7 @@ impl Engine {
                     state.pending.insert(jsonrpc::id_key(&id.into()), tx);
                     id
                 };
-                let _ = sink.events.send(with_id(server_request, Some(&id.into())));
+                sink.event(&WithId(server_request, Some(&id.into())));
                 rx.await.is_ok()
             }
         }
@@ -447,7 +463,7 @@ fn play_now(interaction: &Interaction, live: &Value, sink: &Sink) {
     let tokens = Tokens::new(interaction, live);
     send_notifications(&interaction.during, &tokens, sink);
     if let Some(response) = &interaction.response {
-        let _ = sink.responses.send(with_id(response, jsonrpc::id(live)));
+        sink.respond(&WithId(response, jsonrpc::id(live)));
     }
     send_notifications(&interaction.after, &tokens, sink);
 }
@@ -459,7 +475,7 @@ fn send_notifications(events: &[Event], tokens: &Tokens<'_>, sink: &Sink) {
         if let Event::Notification { notification } = event
             && let Some(notification) = tokens.rewrite(notification)
         {
-            let _ = sink.events.send(notification);
+            sink.event(&notification);
         }
     }
 }
@@ -505,13 +521,22 @@ impl<'a> Tokens<'a> {
     }
 }
 
-/// A recorded message with its id replaced.
-fn with_id(message: &Value, id: Option<&Value>) -> Value {
-    let mut message = message.clone();
-    if let (Some(obj), Some(id)) = (message.as_object_mut(), id) {
-        obj.insert("id".into(), id.clone());
+/// A recorded message written with another id, without copying it.
+struct WithId<'a>(&'a Value, Option<&'a Value>);
+
+impl Serialize for WithId<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let WithId(Value::Object(fields), Some(id)) = self else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for (key, value) in fields {
+            let value = if key == "id" { *id } else { value };
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
-    message
 }
 
 /// An error reply the engine makes up itself.

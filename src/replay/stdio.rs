@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -17,7 +16,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::unbounded_channel::<Value>();
+    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let writer = tokio::spawn(write_messages(rx, output));
     let sink = Sink::single(tx);
     let mut tasks = JoinSet::new();
@@ -41,18 +40,15 @@ where
 /// Writes each message as one line, flushing whenever the queue runs dry so
 /// pipelined answers share a write.
 async fn write_messages<W: AsyncWrite + Unpin>(
-    mut rx: mpsc::UnboundedReceiver<Value>,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     output: W,
 ) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, output);
-    let mut buf = Vec::with_capacity(4096);
     while let Some(message) = rx.recv().await {
         let mut next = Some(message);
         while let Some(message) = next {
-            buf.clear();
-            serde_json::to_writer(&mut buf, &message).map_err(std::io::Error::other)?;
-            buf.push(b'\n');
-            out.write_all(&buf).await?;
+            out.write_all(&message).await?;
+            out.write_all(b"\n").await?;
             next = rx.try_recv().ok();
         }
         out.flush().await?;
