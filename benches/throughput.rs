@@ -391,6 +391,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
             version: Some(VERSION.into()),
         },
         server: None,
+        rules: Default::default(),
         opening: vec![],
         interactions,
     }

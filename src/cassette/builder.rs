@@ -13,6 +13,7 @@ use super::format::{
     Transport,
 };
 use crate::jsonrpc::{self, Kind};
+use crate::matching::Rules;
 use crate::protocol::{self, Era};
 
 /// Which way a message travelled.
@@ -225,6 +226,7 @@ impl Builder {
             transport: self.transport,
             protocol,
             server,
+            rules: Rules::default(),
             opening: self.opening,
             interactions: self.interactions,
         }

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::matching::Rules;
 use crate::protocol::Era;
 
 /// The format version this build writes.
@@ -27,6 +28,9 @@ pub struct Cassette {
     /// Who answered: from `initialize` or `server/discover`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerIdentity>,
+    /// How live requests are matched against this cassette.
+    #[serde(default, skip_serializing_if = "Rules::is_default")]
+    pub rules: Rules,
     /// Server messages sent before the client said anything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opening: Vec<Event>,

@@ -15,10 +15,11 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 
-use super::miss::Miss;
+use super::report::{self, Miss};
+use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, Interaction};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::matching::{self, Index, Lookup, MessageKind};
+use crate::matching::{Answer, Matcher, Refusal, Rules};
 use crate::protocol::{self, Era};
 
 /// Where the engine sends server messages for one client message, as
@@ -54,22 +55,57 @@ fn encode(message: &impl Serialize) -> Vec<u8> {
     serde_json::to_vec(message).expect("JSON values serialise")
 }
 
+/// How to replay.
+#[derive(Clone)]
+pub struct ReplayConfig {
+    /// The cassette's path, named in messages and reports.
+    pub path: PathBuf,
+    /// Rules to use instead of the cassette's own.
+    pub rules: Option<Rules>,
+    /// The mode replay runs in, for reports (`replay`, `none`, `once`, ...).
+    pub mode: String,
+    /// Where requests the cassette cannot answer go (`new-episodes`);
+    /// without one they get an error.
+    pub upstream: Option<Arc<dyn Upstream>>,
+}
+
+impl ReplayConfig {
+    /// Plain replay of the cassette at `path` under its own rules.
+    pub fn new(path: &Path) -> Self {
+        ReplayConfig {
+            path: path.to_owned(),
+            rules: None,
+            mode: "replay".into(),
+            upstream: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ReplayConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayConfig")
+            .field("path", &self.path)
+            .field("rules", &self.rules)
+            .field("mode", &self.mode)
+            .field("upstream", &self.upstream.is_some())
+            .finish()
+    }
+}
+
 /// Replays one cassette to one client session.
 #[derive(Debug)]
 pub struct Engine {
     cassette: Cassette,
-    path: PathBuf,
+    config: ReplayConfig,
     state: Mutex<State>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
-    index: Index,
+    matcher: Matcher,
     misses: Vec<Miss>,
     /// Server-to-client requests awaiting the client's answer, by id.
     pending: HashMap<String, oneshot::Sender<Value>>,
-    /// Handshake and `ping` interactions answered outside the index.
-    answered_outside_index: Vec<usize>,
     /// Requests being played, by live id, so they can be cancelled.
     running: HashMap<String, AbortHandle>,
     next_server_id: u64,
@@ -82,18 +118,33 @@ pub struct Summary {
     pub misses: Vec<Miss>,
     /// Positions of recorded interactions that were never replayed.
     pub unused: Vec<usize>,
+    /// Hand-written cases that answered nothing.
+    pub unused_cases: Vec<usize>,
 }
 
 impl Engine {
-    /// An engine for `cassette`; `path` names it in messages.
+    /// An engine for `cassette` under its own rules; `path` names it in
+    /// messages.
     pub fn new(cassette: Cassette, path: &Path) -> Arc<Self> {
-        let index = Index::build(&cassette);
+        Self::with_config(cassette, ReplayConfig::new(path))
+    }
+
+    /// An engine for `cassette` as `config` says.
+    pub fn with_config(cassette: Cassette, mut config: ReplayConfig) -> Arc<Self> {
+        let rules = config
+            .rules
+            .take()
+            .unwrap_or_else(|| cassette.rules.clone());
+        let matcher = Matcher::new(&cassette, rules);
         Arc::new(Engine {
             cassette,
-            path: path.to_owned(),
+            config,
             state: Mutex::new(State {
-                index,
-                ..State::default()
+                matcher,
+                misses: Vec::new(),
+                pending: HashMap::new(),
+                running: HashMap::new(),
+                next_server_id: 0,
             }),
         })
     }
@@ -109,10 +160,9 @@ impl Engine {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Takes the next recorded interaction for a message. (A function of its
-    /// own so the lock is released before the caller acts on the answer.)
-    fn take(&self, kind: MessageKind, message: &Value) -> Lookup {
-        self.state().index.take(&matching::key_of(kind, message))
+    /// The rules in force.
+    pub fn rules(&self) -> Rules {
+        self.state().matcher.rules().clone()
     }
 
     /// Handles one line of input (a JSON-RPC message or batch). Work that
@@ -198,10 +248,10 @@ impl Engine {
             sink.respond(&error.with_id(id));
             return;
         }
-        let position = match method {
+        let handshake = match method {
             "ping" => {
                 if let Some(recorded) = self.handshake("ping") {
-                    self.state().answered_outside_index.push(recorded);
+                    self.state().matcher.mark_used(recorded);
                 }
                 sink.respond(&jsonrpc::result_response(id, serde_json::json!({})));
                 return;
@@ -209,30 +259,58 @@ impl Engine {
             "initialize" | "server/discover" => self.handshake(method),
             _ => None,
         };
-        if let Some(position) = position {
-            self.state().answered_outside_index.push(position);
+        if method == "initialize"
+            && let Some(upstream) = &self.config.upstream
+        {
+            upstream.handshake(&request);
         }
-        let position = match position {
-            Some(position) => position,
-            None => match self.take(MessageKind::Request, &request) {
-                Lookup::Found(position) => position,
-                Lookup::Missing
-                    if method == "server/discover" && self.cassette.protocol.era != Era::Modern =>
-                {
-                    // What a legacy server says to a modern probe.
-                    let text = format!("Method not found: {method}");
-                    let error = jsonrpc::error_response(id, codes::METHOD_NOT_FOUND, &text, None);
-                    sink.respond(&error);
-                    return;
+        if let Some(position) = handshake {
+            self.state().matcher.mark_used(position);
+            if method == "initialize" {
+                self.note_version_downgrade(&request, position);
+            }
+            return self.start(position, request, sink, tasks);
+        }
+        // A statement of its own, so the lock is released here.
+        let answer = self.state().matcher.request(&self.cassette, &request);
+        match answer {
+            Ok(Answer::Recorded(position) | Answer::Repeated(position)) => {
+                self.start(position, request, sink, tasks);
+            }
+            Ok(Answer::Case(case)) => self.answer_case(case, id, sink),
+            Err(Refusal::Missing)
+                if method == "server/discover" && self.cassette.protocol.era != Era::Modern =>
+            {
+                // What a legacy server says to a modern probe.
+                let text = format!("Method not found: {method}");
+                sink.respond(&jsonrpc::error_response(
+                    id,
+                    codes::METHOD_NOT_FOUND,
+                    &text,
+                    None,
+                ));
+            }
+            Err(refusal) => match &self.config.upstream {
+                Some(upstream) => {
+                    tasks.spawn(upstream.forward(request, sink.clone()));
                 }
-                Lookup::Missing => return self.miss(&request, None, sink),
-                Lookup::Exhausted { answered } => return self.miss(&request, Some(answered), sink),
+                None => self.miss(&request, refusal, sink),
             },
-        };
-        if method == "initialize" {
-            self.note_version_downgrade(&request, position);
         }
-        self.start(position, request, sink, tasks);
+    }
+
+    /// Answers from a hand-written case.
+    fn answer_case(&self, case: usize, id: Value, sink: &Sink) {
+        let rules = self.state().matcher.rules().clone();
+        let case = &rules.cases[case];
+        let response = match (&case.result, &case.error) {
+            (Some(result), _) => jsonrpc::result_response(id, result.clone()),
+            (None, Some(error)) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}),
+            (None, None) => {
+                jsonrpc::error_response(id, codes::INVALID_REQUEST, "case without an answer", None)
+            }
+        };
+        sink.respond(&response);
     }
 
     /// Plays interaction `position` for the live client message: inline when
@@ -336,20 +414,21 @@ impl Engine {
         })
     }
 
-    fn miss(&self, request: &Value, answered: Option<usize>, sink: &Sink) {
-        let miss = Miss::new(&self.cassette, request, answered);
-        let message = miss.message(&self.cassette);
-        tracing::warn!(cassette = %self.path.display(), "{message}");
-        if let Some(diff) = miss.diff(&self.cassette) {
-            eprint!("{diff}");
-        }
+    fn miss(&self, request: &Value, refusal: Refusal, sink: &Sink) {
+        let rules = self.rules();
+        let context = report::Context {
+            path: &self.config.path,
+            mode: &self.config.mode,
+            rules: &rules,
+        };
+        let miss = Miss::new(&self.cassette, request, refusal, context);
+        eprint!("{miss}");
         let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
-        let data = miss.data(&self.cassette);
         sink.respond(&jsonrpc::error_response(
             id,
             miss.code(),
-            &message,
-            Some(data),
+            &miss.message(),
+            Some(miss.data()),
         ));
         self.state().misses.push(miss);
     }
@@ -363,7 +442,11 @@ impl Engine {
                 handle.abort();
             }
         }
-        if let Lookup::Found(position) = self.take(MessageKind::Notification, notification) {
+        if let Some(upstream) = &self.config.upstream {
+            upstream.notify(notification);
+        }
+        let position = self.state().matcher.notification(notification);
+        if let Some(position) = position {
             self.start(position, notification.clone(), sink, tasks);
         }
     }
@@ -377,7 +460,12 @@ impl Engine {
             Some(waiter) => {
                 let _ = waiter.send(response);
             }
-            None => tracing::warn!(id, "client answered a request replay never sent"),
+            None => {
+                let upstream = self.config.upstream.as_ref();
+                if !upstream.is_some_and(|u| u.client_response(&response)) {
+                    tracing::warn!(id, "client answered a request replay never sent");
+                }
+            }
         }
     }
 
@@ -438,23 +526,16 @@ impl Engine {
     /// What went unmatched and what was never used.
     pub fn summary(&self) -> Summary {
         let state = self.state();
-        let method = |p: usize| self.cassette.interactions[p].method();
-        let answered: Vec<&str> = state
-            .answered_outside_index
-            .iter()
-            .map(|&p| method(p))
-            .collect();
-        // A handshake or ping counts as used once any of its kind was.
-        let unused = state
-            .index
-            .unused()
-            .into_iter()
-            .filter(|&p| !answered.contains(&method(p)))
-            .collect();
         Summary {
             misses: state.misses.clone(),
-            unused,
+            unused: state.matcher.unused(&self.cassette),
+            unused_cases: state.matcher.unused_cases(),
         }
+    }
+
+    /// The configuration replay runs with.
+    pub fn config(&self) -> &ReplayConfig {
+        &self.config
     }
 }
 

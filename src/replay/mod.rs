@@ -1,9 +1,11 @@
 //! Replay: a deterministic MCP server that answers from a cassette.
 
 mod engine;
-mod miss;
+mod report;
 mod stdio;
+mod upstream;
 
-pub use engine::{Engine, Sink, Summary};
-pub use miss::{EXHAUSTED, Miss, NO_MATCH};
+pub use engine::{Engine, ReplayConfig, Sink, Summary};
+pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER};
 pub use stdio::serve;
+pub use upstream::{Forwarding, Upstream};

@@ -5,13 +5,22 @@
 //! The hash indexes the cassette, so a lookup costs the same for ten
 //! interactions as for a hundred thousand. JSON-RPC ids never take part.
 
-use std::collections::HashMap;
+mod matcher;
+mod rules;
+mod selector;
+mod subset;
+
+pub use matcher::{Answer, Matcher, OUT_OF_ORDER_METHODS, Refusal};
+pub use rules::{Case, OnExhausted, Rules, Strategy};
+pub use selector::{Selector, SelectorError};
+pub use subset::{Mismatch, first_mismatch, is_subset};
+
 use std::fmt;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::cassette::{Cassette, ClientMessage};
+use crate::cassette::Cassette;
 
 /// The SHA-256 of a message's canonical form.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,9 +45,13 @@ pub enum MessageKind {
 /// The canonical form: method and params with sorted keys, without
 /// `params._meta` (progress tokens, modern protocol metadata).
 pub fn canonical(method: &str, params: Option<&Value>) -> String {
+    format!("{method} {}", canonical_params(params))
+}
+
+/// Params as compact JSON with sorted keys and without `_meta`; no params
+/// and empty params are the same.
+pub fn canonical_params(params: Option<&Value>) -> String {
     let mut out = String::with_capacity(64);
-    out.push_str(method);
-    out.push(' ');
     match params {
         Some(Value::Object(map)) => write_object(&mut out, map, true),
         Some(other) => write_canonical(&mut out, other),
@@ -49,13 +62,27 @@ pub fn canonical(method: &str, params: Option<&Value>) -> String {
 
 /// Hashes a message's canonical form.
 pub fn key(kind: MessageKind, method: &str, params: Option<&Value>) -> Key {
+    key_from_canonical(kind, method, &canonical_params(params))
+}
+
+/// Hashes kind, method and the canonical JSON of what is compared.
+pub fn key_from_canonical(kind: MessageKind, method: &str, canonical_params: &str) -> Key {
     let mut hasher = Sha256::new();
     hasher.update(match kind {
         MessageKind::Request => b"R",
         MessageKind::Notification => b"N",
     });
-    hasher.update(canonical(method, params).as_bytes());
+    hasher.update(method.as_bytes());
+    hasher.update(b" ");
+    hasher.update(canonical_params.as_bytes());
     Key(hasher.finalize().into())
+}
+
+/// A value as compact JSON with object keys sorted at every level.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::with_capacity(64);
+    write_canonical(&mut out, value);
+    out
 }
 
 /// The key of a whole JSON-RPC request or notification.
@@ -98,79 +125,6 @@ fn write_object(out: &mut String, map: &serde_json::Map<String, Value>, drop_met
         write_canonical(out, &map[k]);
     }
     out.push('}');
-}
-
-/// The result of looking a message up in an [`Index`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
-    /// This interaction (by position in the cassette) answers it.
-    Found(usize),
-    /// The message was recorded, but every recorded answer has been used.
-    Exhausted {
-        /// How many times it was recorded, and so already answered.
-        answered: usize,
-    },
-    /// Nothing recorded has the same canonical form.
-    Missing,
-}
-
-/// Recorded client messages by key; each key's interactions are handed out
-/// in recorded order.
-#[derive(Debug, Default)]
-pub struct Index {
-    entries: HashMap<Key, Entry>,
-}
-
-#[derive(Debug, Default)]
-struct Entry {
-    interactions: Vec<usize>,
-    used: usize,
-}
-
-impl Index {
-    /// Indexes every client message of `cassette`.
-    pub fn build(cassette: &Cassette) -> Self {
-        let mut entries: HashMap<Key, Entry> = HashMap::with_capacity(cassette.interactions.len());
-        for (position, interaction) in cassette.interactions.iter().enumerate() {
-            let (kind, message) = match &interaction.client {
-                ClientMessage::Request(m) => (MessageKind::Request, m),
-                ClientMessage::Notification(m) => (MessageKind::Notification, m),
-            };
-            entries
-                .entry(key_of(kind, message))
-                .or_default()
-                .interactions
-                .push(position);
-        }
-        Index { entries }
-    }
-
-    /// Takes the next unused interaction recorded under `key`.
-    pub fn take(&mut self, key: &Key) -> Lookup {
-        let Some(entry) = self.entries.get_mut(key) else {
-            return Lookup::Missing;
-        };
-        match entry.interactions.get(entry.used) {
-            Some(&position) => {
-                entry.used += 1;
-                Lookup::Found(position)
-            }
-            None => Lookup::Exhausted {
-                answered: entry.used,
-            },
-        }
-    }
-
-    /// Positions of recorded interactions that were never handed out.
-    pub fn unused(&self) -> Vec<usize> {
-        let mut unused: Vec<usize> = self
-            .entries
-            .values()
-            .flat_map(|e| e.interactions[e.used..].iter().copied())
-            .collect();
-        unused.sort_unstable();
-        unused
-    }
 }
 
 /// The recorded request most like a live one, for the unmatched-request

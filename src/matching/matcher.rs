@@ -1,0 +1,255 @@
+//! The matcher: which recorded interaction answers each live message, under
+//! a cassette's rules and strategy.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{Key, MessageKind, OnExhausted, Rules, Strategy};
+use crate::cassette::{Cassette, ClientMessage};
+
+/// Methods answered outside the matcher's order: handshakes are answered
+/// from their first recording every time, `ping` always.
+pub const OUT_OF_ORDER_METHODS: [&str; 3] = ["initialize", "server/discover", "ping"];
+
+/// How a request is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// By this recorded interaction.
+    Recorded(usize),
+    /// By this recorded interaction again (`on_exhausted: repeat-last`).
+    Repeated(usize),
+    /// By this hand-written case.
+    Case(usize),
+}
+
+/// Why a request cannot be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Nothing recorded matches it.
+    Missing,
+    /// It was recorded, and all its recorded answers have been given.
+    Exhausted {
+        /// How many times it was answered.
+        answered: usize,
+    },
+    /// The recording expected another request next (`sequential`, `strict`).
+    OutOfOrder {
+        /// The interaction that was due.
+        expected: usize,
+    },
+}
+
+/// Hands out recorded interactions. Lookups by content go through a hash
+/// index of the interactions' keys: one SHA-256 and one probe per request.
+#[derive(Debug)]
+pub struct Matcher {
+    rules: Rules,
+    /// Each interaction's key under the rules.
+    keys: Vec<Key>,
+    /// Request positions by key, in recorded order.
+    by_key: HashMap<Key, Vec<usize>>,
+    /// Notification positions by key, in recorded order.
+    notifications: HashMap<Key, Vec<usize>>,
+    /// How many answers each key has handed out.
+    taken: HashMap<Key, usize>,
+    /// Requests in recorded order (for `sequential` and `strict`).
+    order: Vec<usize>,
+    cursor: usize,
+    /// How often each interaction was used.
+    used: Vec<u32>,
+    /// How often each hand-written case was used.
+    case_uses: Vec<u32>,
+}
+
+impl Matcher {
+    /// Indexes `cassette` under `rules`.
+    pub fn new(cassette: &Cassette, rules: Rules) -> Self {
+        let count = cassette.interactions.len();
+        let mut keys = Vec::with_capacity(count);
+        let mut by_key: HashMap<Key, Vec<usize>> = HashMap::with_capacity(count);
+        let mut notifications: HashMap<Key, Vec<usize>> = HashMap::new();
+        let mut order = Vec::with_capacity(count);
+        for (position, interaction) in cassette.interactions.iter().enumerate() {
+            let (kind, message, table) = match &interaction.client {
+                ClientMessage::Request(m) => (MessageKind::Request, m, &mut by_key),
+                ClientMessage::Notification(m) => {
+                    (MessageKind::Notification, m, &mut notifications)
+                }
+            };
+            let key = rules.key(kind, message);
+            table.entry(key).or_default().push(position);
+            keys.push(key);
+            if kind == MessageKind::Request && !OUT_OF_ORDER_METHODS.contains(&interaction.method())
+            {
+                order.push(position);
+            }
+        }
+        let case_uses = vec![0; rules.cases.len()];
+        Matcher {
+            rules,
+            keys,
+            by_key,
+            notifications,
+            taken: HashMap::new(),
+            order,
+            cursor: 0,
+            used: vec![0; count],
+            case_uses,
+        }
+    }
+
+    /// The rules in force.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The interaction due next under `sequential` or `strict`, if any.
+    pub fn due(&self) -> Option<usize> {
+        self.order.get(self.cursor).copied()
+    }
+
+    /// Finds the answer to a live request and marks it used.
+    pub fn request(&mut self, cassette: &Cassette, request: &Value) -> Result<Answer, Refusal> {
+        let key = self.rules.key(MessageKind::Request, request);
+        let refusal = match self.rules.strategy {
+            Strategy::Keyed => self.by_content(key),
+            Strategy::Sequential | Strategy::Strict => self.in_order(cassette, request, key),
+        };
+        let refusal = match refusal {
+            Ok(position) => return Ok(self.use_recorded(position, Answer::Recorded)),
+            Err(refusal) => refusal,
+        };
+        if let (Refusal::Exhausted { .. }, OnExhausted::RepeatLast) =
+            (refusal, self.rules.on_exhausted)
+            && let Some(last) = self.last_taken(cassette, request, key)
+        {
+            return Ok(self.use_recorded(last, Answer::Repeated));
+        }
+        let method = crate::jsonrpc::method(request).unwrap_or_default();
+        match self.rules.case_for(method, crate::jsonrpc::params(request)) {
+            Some((case, _)) => {
+                self.case_uses[case] += 1;
+                Ok(Answer::Case(case))
+            }
+            None => Err(refusal),
+        }
+    }
+
+    fn use_recorded(&mut self, position: usize, answer: fn(usize) -> Answer) -> Answer {
+        self.used[position] += 1;
+        answer(position)
+    }
+
+    /// `keyed`: the next unused interaction with this key.
+    fn by_content(&mut self, key: Key) -> Result<usize, Refusal> {
+        let positions = self.by_key.get(&key).ok_or(Refusal::Missing)?;
+        let taken = self.taken.entry(key).or_default();
+        match positions.get(*taken) {
+            Some(&position) => {
+                *taken += 1;
+                Ok(position)
+            }
+            None => Err(Refusal::Exhausted { answered: *taken }),
+        }
+    }
+
+    /// `sequential` and `strict`: the interaction due next, if it fits.
+    fn in_order(
+        &mut self,
+        cassette: &Cassette,
+        request: &Value,
+        key: Key,
+    ) -> Result<usize, Refusal> {
+        let Some(expected) = self.due() else {
+            let answered = self.same_request(cassette, request, key).count();
+            return Err(if answered == 0 {
+                Refusal::Missing
+            } else {
+                Refusal::Exhausted { answered }
+            });
+        };
+        if !self.fits(cassette, expected, request, key) {
+            return Err(Refusal::OutOfOrder { expected });
+        }
+        self.cursor += 1;
+        Ok(expected)
+    }
+
+    /// Whether recorded interaction `position` answers `request` under the
+    /// strategy (method only for `sequential`, the key otherwise).
+    fn fits(&self, cassette: &Cassette, position: usize, request: &Value, key: Key) -> bool {
+        match self.rules.strategy {
+            Strategy::Sequential => {
+                Some(cassette.interactions[position].method()) == crate::jsonrpc::method(request)
+            }
+            Strategy::Keyed | Strategy::Strict => self.keys[position] == key,
+        }
+    }
+
+    /// Recorded requests that answer `request` and were already used.
+    fn same_request<'a>(
+        &'a self,
+        cassette: &'a Cassette,
+        request: &'a Value,
+        key: Key,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.order[..self.cursor]
+            .iter()
+            .copied()
+            .filter(move |&p| self.fits(cassette, p, request, key))
+    }
+
+    fn last_taken(&self, cassette: &Cassette, request: &Value, key: Key) -> Option<usize> {
+        match self.rules.strategy {
+            Strategy::Keyed => self.by_key.get(&key)?.last().copied(),
+            Strategy::Sequential | Strategy::Strict => {
+                self.same_request(cassette, request, key).last()
+            }
+        }
+    }
+
+    /// The recorded interaction for a live client notification, if any
+    /// (its `after` events are replayed).
+    pub fn notification(&mut self, notification: &Value) -> Option<usize> {
+        let key = self.rules.key(MessageKind::Notification, notification);
+        let positions = self.notifications.get(&key)?;
+        let taken = self.taken.entry(key).or_default();
+        let position = *positions.get(*taken)?;
+        *taken += 1;
+        self.used[position] += 1;
+        Some(position)
+    }
+
+    /// Marks an interaction used that was answered outside the matcher.
+    pub fn mark_used(&mut self, position: usize) {
+        self.used[position] += 1;
+    }
+
+    /// Interactions never used, in recorded order. Handshakes and `ping`
+    /// count as used once any interaction of their method was.
+    pub fn unused(&self, cassette: &Cassette) -> Vec<usize> {
+        let answered_outside: Vec<&str> = OUT_OF_ORDER_METHODS
+            .into_iter()
+            .filter(|m| {
+                cassette
+                    .interactions
+                    .iter()
+                    .zip(&self.used)
+                    .any(|(i, &n)| n > 0 && i.method() == *m)
+            })
+            .collect();
+        (0..self.used.len())
+            .filter(|&p| {
+                self.used[p] == 0 && !answered_outside.contains(&cassette.interactions[p].method())
+            })
+            .collect()
+    }
+
+    /// Hand-written cases never used.
+    pub fn unused_cases(&self) -> Vec<usize> {
+        (0..self.case_uses.len())
+            .filter(|&c| self.case_uses[c] == 0)
+            .collect()
+    }
+}

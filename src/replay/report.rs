@@ -1,0 +1,512 @@
+//! The unmatched-request report: what was asked, what was recorded that
+//! came closest and why it was turned down, and numbered ways to fix it.
+
+use std::fmt::{self, Write as _};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::cassette::Cassette;
+use crate::matching::{self, Refusal, Rules, Strategy};
+
+/// JSON-RPC error code: no recorded interaction has this request's method
+/// and params. In the range MCP leaves to implementations (-32000..-32019).
+pub const NO_MATCH: i64 = -32000;
+
+/// JSON-RPC error code: the request was recorded, but every recorded answer
+/// to it has been given already.
+pub const EXHAUSTED: i64 = -32001;
+
+/// JSON-RPC error code: `sequential` or `strict` expected another request.
+pub const OUT_OF_ORDER: i64 = -32002;
+
+/// How many recorded requests a report shows.
+const CANDIDATES: usize = 3;
+
+/// Where the report is made: names in the text and the fixes.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The cassette file.
+    pub path: &'a Path,
+    /// The mode replay runs in (`replay`, `none`, `once`, ...).
+    pub mode: &'a str,
+    /// The rules in force.
+    pub rules: &'a Rules,
+}
+
+/// A live request replay could not answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Miss {
+    /// The request's method.
+    pub method: String,
+    /// Its params, as sent.
+    pub params: Option<Value>,
+    /// `no-match`, `exhausted` or `out-of-order`.
+    pub reason: &'static str,
+    /// For `exhausted`: how many times it was answered already.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered: Option<usize>,
+    /// The closest recorded requests, best first.
+    pub closest: Vec<Candidate>,
+    /// A recorded tool, prompt or resource name close to the one asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub did_you_mean: Option<String>,
+    /// Numbered fixes: commands or rule snippets.
+    pub fixes: Vec<String>,
+    /// The cassette, mode and rules it was looked up under.
+    pub cassette: String,
+    /// The mode in force.
+    pub mode: String,
+    /// The rules in force, described.
+    pub rules: String,
+}
+
+/// A recorded request shown in a report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Its position in the cassette (0-based).
+    pub interaction: usize,
+    /// Its method.
+    pub method: String,
+    /// What matching compared, under the rules.
+    pub params: Value,
+    /// Similarity to the live request, 0..=1.
+    pub similarity: f32,
+    /// Why it did not answer the request.
+    pub rejected_by: String,
+    /// The first place where it differs from the live request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs_at: Option<String>,
+    /// Unified diff, recorded → live.
+    pub diff: String,
+}
+
+impl Miss {
+    /// Builds the report for `request`, refused for `refusal`.
+    pub fn new(
+        cassette: &Cassette,
+        request: &Value,
+        refusal: Refusal,
+        context: Context<'_>,
+    ) -> Self {
+        let method = crate::jsonrpc::method(request)
+            .unwrap_or_default()
+            .to_owned();
+        let params = crate::jsonrpc::params(request).cloned();
+        let live = context
+            .rules
+            .normalize(&method, params.as_ref())
+            .into_owned();
+        let closest = closest(cassette, &method, &live, refusal, context.rules);
+        let did_you_mean = did_you_mean(cassette, &method, params.as_ref());
+        let (reason, answered) = match refusal {
+            Refusal::Missing => ("no-match", None),
+            Refusal::Exhausted { answered } => ("exhausted", Some(answered)),
+            Refusal::OutOfOrder { .. } => ("out-of-order", None),
+        };
+        let mut miss = Miss {
+            method,
+            params,
+            reason,
+            answered,
+            closest,
+            did_you_mean,
+            fixes: Vec::new(),
+            cassette: context.path.display().to_string(),
+            mode: context.mode.to_owned(),
+            rules: context.rules.describe(),
+        };
+        miss.fixes = fixes(cassette, &miss, refusal, context);
+        miss
+    }
+
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i64 {
+        match self.reason {
+            "exhausted" => EXHAUSTED,
+            "out-of-order" => OUT_OF_ORDER,
+            _ => NO_MATCH,
+        }
+    }
+
+    /// The one-line message the client sees.
+    pub fn message(&self) -> String {
+        let live = shorten(&matching::canonical(&self.method, self.params.as_ref()));
+        let closest = self.closest.first().map(|c| {
+            format!(
+                "closest recorded: {}",
+                shorten(&format!(
+                    "{} {}",
+                    c.method,
+                    matching::canonical_json(&c.params)
+                ))
+            )
+        });
+        match (self.reason, self.answered) {
+            ("exhausted", Some(n)) => format!(
+                "mcpcassette: {live} was recorded {n} time(s) and has been answered {n} time(s) already"
+            ),
+            ("out-of-order", _) => format!(
+                "mcpcassette: {live} is not the request the recording expects next; {}",
+                closest.unwrap_or_default()
+            ),
+            _ => match closest {
+                Some(closest) => {
+                    format!("mcpcassette: no recorded interaction matches {live}; {closest}")
+                }
+                None => format!(
+                    "mcpcassette: no recorded interaction matches {live}; the cassette has no requests"
+                ),
+            },
+        }
+    }
+
+    /// Structured details for the JSON-RPC error's `data`.
+    pub fn data(&self) -> Value {
+        json!({
+            "method": self.method,
+            "params": self.params,
+            "reason": self.reason,
+            "answered": self.answered,
+            "closest": self.closest.first().map(|c| json!({"interaction": c.interaction, "method": c.method, "params": c.params})),
+            "cassette": self.cassette,
+        })
+    }
+}
+
+impl fmt::Display for Miss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headline = match self.reason {
+            "exhausted" => "a recorded request has no answers left",
+            "out-of-order" => "the recording expects another request next",
+            _ => "no recorded interaction matches this request",
+        };
+        writeln!(f, "mcpcassette: {headline}")?;
+        writeln!(
+            f,
+            "  request:  {}",
+            shorten(&matching::canonical(&self.method, self.params.as_ref()))
+        )?;
+        writeln!(f, "  cassette: {}", self.cassette)?;
+        writeln!(f, "  mode:     {}", self.mode)?;
+        writeln!(f, "  rules:    {}", self.rules)?;
+        if let Some(n) = self.answered {
+            writeln!(f, "  already answered {n} time(s)")?;
+        }
+        if self.closest.is_empty() {
+            writeln!(f, "\nThe cassette records no requests.")?;
+        } else {
+            writeln!(f, "\nClosest recorded requests:")?;
+        }
+        for (n, candidate) in self.closest.iter().enumerate() {
+            writeln!(
+                f,
+                "  {}. interaction #{} {} ({:.0}% similar): {}",
+                n + 1,
+                candidate.interaction,
+                candidate.method,
+                candidate.similarity * 100.0,
+                candidate.rejected_by
+            )?;
+            for line in candidate.diff.lines() {
+                writeln!(f, "       {line}")?;
+            }
+        }
+        if let Some(name) = &self.did_you_mean {
+            writeln!(f, "\nDid you mean {name}?")?;
+        }
+        writeln!(f, "\nHow to fix it:")?;
+        for (n, fix) in self.fixes.iter().enumerate() {
+            let mut lines = fix.lines();
+            writeln!(f, "  {}. {}", n + 1, lines.next().unwrap_or_default())?;
+            for line in lines {
+                writeln!(f, "       {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The recorded requests most like the live one, with why each was turned
+/// down. Only runs on a miss, so a scan is fine.
+fn closest(
+    cassette: &Cassette,
+    method: &str,
+    live: &Value,
+    refusal: Refusal,
+    rules: &Rules,
+) -> Vec<Candidate> {
+    let live_text = matching::canonical_json(live);
+    let mut scored: Vec<(u8, f32, usize, Value)> = cassette
+        .interactions
+        .iter()
+        .enumerate()
+        .filter_map(|(position, interaction)| {
+            let request = interaction.request()?;
+            let recorded = rules
+                .normalize(interaction.method(), crate::jsonrpc::params(request))
+                .into_owned();
+            let ratio = similarity(&live_text, &matching::canonical_json(&recorded));
+            Some((
+                u8::from(interaction.method() == method),
+                ratio,
+                position,
+                recorded,
+            ))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        (b.0, b.1)
+            .partial_cmp(&(a.0, a.1))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    scored
+        .into_iter()
+        .take(CANDIDATES)
+        .map(|(same_method, similarity, position, recorded)| {
+            let recorded_method = cassette.interactions[position].method().to_owned();
+            let differs_at = (same_method == 1)
+                .then(|| first_difference(&recorded, live, String::new()))
+                .flatten();
+            let rejected_by = rejection(
+                &recorded_method,
+                method,
+                differs_at.as_deref(),
+                position,
+                refusal,
+                rules,
+            );
+            Candidate {
+                interaction: position,
+                diff: diff(&recorded_method, &recorded, method, live),
+                method: recorded_method,
+                params: recorded,
+                similarity,
+                rejected_by,
+                differs_at,
+            }
+        })
+        .collect()
+}
+
+/// Which rule turned a recorded request down.
+fn rejection(
+    recorded: &str,
+    live: &str,
+    differs_at: Option<&str>,
+    position: usize,
+    refusal: Refusal,
+    rules: &Rules,
+) -> String {
+    match refusal {
+        Refusal::OutOfOrder { expected } if expected == position => format!(
+            "due next, but strategy `{}` needs {}",
+            strategy_name(rules.strategy),
+            if rules.strategy == Strategy::Sequential {
+                "the same method"
+            } else {
+                "the same method and params"
+            }
+        ),
+        Refusal::OutOfOrder { expected } => format!(
+            "strategy `{}` answers in recorded order and interaction #{expected} is due first",
+            strategy_name(rules.strategy)
+        ),
+        Refusal::Exhausted { answered } if recorded == live && differs_at.is_none() => {
+            format!("same request, already answered {answered} time(s) (on_exhausted: error)")
+        }
+        _ if recorded != live => format!("method differs (recorded `{recorded}`)"),
+        _ => match differs_at {
+            Some(pointer) => format!("params differ at {pointer}"),
+            None => "same request, already answered".to_owned(),
+        },
+    }
+}
+
+fn strategy_name(strategy: Strategy) -> String {
+    serde_json::to_value(strategy)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The JSON pointer (under `/params`) of the first difference, if any.
+fn first_difference(recorded: &Value, live: &Value, at: String) -> Option<String> {
+    match (recorded, live) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a
+                .keys()
+                .chain(b.keys().filter(|k| !a.contains_key(*k)))
+                .collect();
+            keys.sort();
+            keys.into_iter().find_map(|k| match (a.get(k), b.get(k)) {
+                (Some(x), Some(y)) => first_difference(x, y, format!("{at}/{}", escape(k))),
+                _ => Some(format!("/params{at}/{}", escape(k))),
+            })
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| first_difference(x, y, format!("{at}/{i}"))),
+        _ if recorded == live => None,
+        _ => Some(format!("/params{at}")),
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// A unified diff of what matching compared, pretty-printed.
+fn diff(recorded_method: &str, recorded: &Value, live_method: &str, live: &Value) -> String {
+    let show = |method: &str, params: &Value| {
+        let sorted: Value =
+            serde_json::from_str(&matching::canonical_json(params)).unwrap_or(Value::Null);
+        format!(
+            "method: {method}\nparams: {}\n",
+            serde_json::to_string_pretty(&sorted).unwrap_or_default()
+        )
+    };
+    let (recorded, live) = (show(recorded_method, recorded), show(live_method, live));
+    similar::TextDiff::from_lines(&recorded, &live)
+        .unified_diff()
+        .context_radius(3)
+        .header("recorded", "live")
+        .to_string()
+}
+
+/// Character similarity of two canonical texts (long ones are compared by
+/// their first few thousand characters).
+fn similarity(a: &str, b: &str) -> f32 {
+    const LIMIT: usize = 4000;
+    let cut = |s: &str| s.char_indices().nth(LIMIT).map_or(s.len(), |(i, _)| i);
+    similar::TextDiff::from_chars(&a[..cut(a)], &b[..cut(b)]).ratio()
+}
+
+/// A recorded tool, prompt or resource close to a name the cassette lacks.
+fn did_you_mean(cassette: &Cassette, method: &str, params: Option<&Value>) -> Option<String> {
+    let (field, kind, list_method, list_field) = match method {
+        "tools/call" => ("name", "tool", "tools/list", "tools"),
+        "prompts/get" => ("name", "prompt", "prompts/list", "prompts"),
+        "resources/read" => ("uri", "resource", "resources/list", "resources"),
+        _ => return None,
+    };
+    let asked = params?.get(field)?.as_str()?;
+    let mut known: Vec<&str> = Vec::new();
+    for interaction in &cassette.interactions {
+        if interaction.method() == method
+            && let Some(name) = interaction
+                .request()
+                .and_then(|r| r.pointer(&format!("/params/{field}")))
+                .and_then(Value::as_str)
+        {
+            known.push(name);
+        }
+        if interaction.method() == list_method
+            && let Some(items) = interaction
+                .response
+                .as_ref()
+                .and_then(|r| r.pointer(&format!("/result/{list_field}")))
+                .and_then(Value::as_array)
+        {
+            known.extend(
+                items
+                    .iter()
+                    .filter_map(|item| item.get(field).and_then(Value::as_str)),
+            );
+        }
+    }
+    if known.contains(&asked) {
+        return None;
+    }
+    known
+        .into_iter()
+        .map(|name| (similar::TextDiff::from_chars(asked, name).ratio(), name))
+        .filter(|(ratio, _)| *ratio >= 0.6)
+        .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+        .map(|(_, name)| format!("{kind} \"{name}\" (the request asked for \"{asked}\")"))
+}
+
+/// Numbered fixes, most likely first.
+fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_>) -> Vec<String> {
+    let path = shell_quote(&context.path.display().to_string());
+    let crate::cassette::Transport::Stdio { command } = &cassette.transport;
+    let server = if command.is_empty() {
+        "SERVER CMD".to_owned()
+    } else {
+        command
+            .iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut fixes = Vec::new();
+    match refusal {
+        Refusal::Exhausted { .. } => {
+            fixes.push(
+                "If the server's answer does not change, let the last answer repeat: add to the cassette's \"rules\":\n\"on_exhausted\": \"repeat-last\"\n(or pass --on-exhausted repeat-last)".to_owned(),
+            );
+        }
+        Refusal::OutOfOrder { .. } => {
+            fixes.push("If the order of requests does not matter, match by content: pass --strategy keyed\n(or set \"strategy\": \"keyed\" in the cassette's \"rules\")".to_owned());
+        }
+        Refusal::Missing => {
+            if let Some(pointer) = miss.closest.first().and_then(|c| c.differs_at.as_deref()) {
+                fixes.push(format!(
+                    "If {pointer} changes from run to run, leave it out of matching: add to the cassette's \"rules\":\n\"ignore\": [\"{pointer}\"]\n(or pass --ignore {pointer})"
+                ));
+            }
+        }
+    }
+    fixes.push(format!(
+        "Record the requests that are missing, keeping the rest:\nmcpcassette run --mode new-episodes --cassette {path} -- {server}"
+    ));
+    fixes.push(format!("Re-record the whole cassette:\nMCPCASSETTE_MODE=all mcpcassette run --cassette {path} -- {server}"));
+    let mut case = json!({"method": miss.method, "when": miss.params.as_ref().map(|p| {
+        let mut p = p.clone();
+        if let Some(o) = p.as_object_mut() { o.remove("_meta"); }
+        p
+    }), "result": {}});
+    if miss.params.is_none() {
+        case.as_object_mut().map(|o| o.remove("when"));
+    }
+    fixes.push(format!(
+        "Answer it by hand: add a case to the cassette's \"rules\":\n\"cases\": [{}]",
+        serde_json::to_string(&case).unwrap_or_default()
+    ));
+    if command.iter().any(|a| a.contains(crate::redact::MASK)) {
+        let last = fixes.len();
+        let mut note = String::new();
+        let _ = write!(
+            note,
+            "(the recorded server command has masked secrets: put them back before running the commands above)"
+        );
+        fixes[last - 2].push('\n');
+        fixes[last - 2].push_str(&note);
+    }
+    fixes
+}
+
+/// Quotes a shell word when it needs it.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Keeps one-line messages readable.
+fn shorten(text: &str) -> String {
+    const LIMIT: usize = 160;
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
