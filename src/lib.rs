@@ -9,6 +9,7 @@
 pub mod cassette;
 pub mod jsonrpc;
 pub mod matching;
+pub mod mode;
 pub mod protocol;
 pub mod record;
 pub mod redact;

@@ -1,4 +1,5 @@
-//! Command-line arguments, as clap parses them.
+//! Command-line arguments, as clap parses them. Turning them into library
+//! configuration happens in the subcommands' modules.
 
 use std::path::PathBuf;
 
@@ -16,6 +17,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Record or replay as the mode says: the one entry point for tests.
+    Run(RunArgs),
     /// Run a stdio MCP server, forward a client's traffic to it unchanged,
     /// and write what passed into a cassette.
     Record(RecordArgs),
@@ -39,9 +42,70 @@ pub struct RecordArgs {
 
 /// `mcpcassette replay`.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status: 0 all requests answered, 1 some request unmatched, 2 error.")]
+#[command(
+    after_help = "Exit status: 0 all requests answered, 1 some request unmatched (or, with --fail-on-unused, some interaction unused), 2 error."
+)]
 pub struct ReplayArgs {
     /// The cassette to serve.
     #[arg(value_name = "CASSETTE")]
     pub cassette: PathBuf,
+    /// How requests are matched.
+    #[command(flatten)]
+    pub matching: MatchArgs,
+}
+
+/// `mcpcassette run`.
+#[derive(Debug, Args)]
+#[command(after_help = "Modes:
+  auto          none when CI is detected (CI set and not empty/0/false, or TF_BUILD set), else once
+  once          record when the cassette is missing, else replay
+  new-episodes  replay what matches; forward misses to the server and append them
+  all           record afresh
+  none          replay only, never start the server (a missing cassette is an error)
+  passthrough   proxy to the server without recording
+
+Example:
+  MCPCASSETTE_MODE=all mcpcassette run --cassette tests/github.json -- npx server-github")]
+pub struct RunArgs {
+    /// The cassette to replay or record.
+    #[arg(long, value_name = "PATH")]
+    pub cassette: PathBuf,
+    /// The record mode.
+    #[arg(long, env = "MCPCASSETTE_MODE", default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(mcpcassette::mode::Mode::NAMES))]
+    pub mode: String,
+    /// How requests are matched when replaying.
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    /// The server command and its arguments (not needed in mode `none`).
+    #[arg(last = true, value_name = "SERVER CMD")]
+    pub command: Vec<String>,
+}
+
+/// Matching and reporting options shared by `replay` and `run`. They
+/// override the rules stored in the cassette.
+#[derive(Debug, Clone, Args)]
+pub struct MatchArgs {
+    /// Rules from a JSON file, replacing the cassette's own.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Pairing strategy.
+    #[arg(long, value_parser = ["keyed", "sequential", "strict"])]
+    pub strategy: Option<String>,
+    /// What to do when a request's recorded answers run out.
+    #[arg(long, value_parser = ["error", "repeat-last"])]
+    pub on_exhausted: Option<String>,
+    /// Leave a part of requests out of matching (a JSON pointer with `*`
+    /// and `**` wildcards, e.g. /params/arguments/timestamp); repeatable.
+    #[arg(long, value_name = "SELECTOR")]
+    pub ignore: Vec<String>,
+    /// Match a method on these parts only, e.g.
+    /// tools/call=/params/name,/params/arguments; repeatable.
+    #[arg(long, value_name = "METHOD=SELECTOR,...")]
+    pub key: Vec<String>,
+    /// Write a JSON report of unmatched requests and unused interactions.
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+    /// Exit with status 1 when recorded interactions were never used.
+    #[arg(long)]
+    pub fail_on_unused: bool,
 }

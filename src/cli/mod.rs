@@ -1,8 +1,10 @@
 //! The command line: parse, resolve, run, map the outcome to an exit code.
 
 mod args;
+mod episodes;
 mod record;
 mod replay;
+mod run;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -15,7 +17,8 @@ pub use args::{Cli, Command};
 pub mod exit {
     /// Everything went as expected.
     pub const OK: u8 = 0;
-    /// Replay: at least one request had no recorded answer.
+    /// Replay: at least one request had no recorded answer (or, with
+    /// `--fail-on-unused`, a recorded interaction was never used).
     pub const UNMATCHED: u8 = 1;
     /// Bad usage, an unreadable or invalid cassette, or an I/O error.
     pub const ERROR: u8 = 2;
@@ -26,6 +29,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
     let result = match cli.command {
+        Command::Run(args) => run::run(args),
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
     };

@@ -1,5 +1,6 @@
-//! `mcpcassette record`.
+//! `mcpcassette record`, and recording for `run`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -9,10 +10,13 @@ use super::args::RecordArgs;
 
 /// Records, then exits with the server's own exit status.
 pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
-    let config = RecordConfig {
-        cassette: args.cassette,
-        command: args.command,
-    };
+    record(Some(args.cassette), args.command)
+}
+
+/// Forwards to the server, recording into `cassette` when there is one,
+/// and exits with the server's status.
+pub fn record(cassette: Option<PathBuf>, command: Vec<String>) -> anyhow::Result<ExitCode> {
+    let config = RecordConfig { cassette, command };
     let outcome = record_stdio(&config).context("recording failed")?;
     if let Some(recovery) = &outcome.recovered {
         tracing::warn!(
@@ -21,10 +25,12 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             recovery.journal.display()
         );
     }
-    tracing::info!(
-        "recorded {} interaction(s) to {}",
-        outcome.interactions,
-        config.cassette.display()
-    );
+    if let Some(path) = &config.cassette {
+        tracing::info!(
+            "recorded {} interaction(s) to {}",
+            outcome.interactions,
+            path.display()
+        );
+    }
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
 }

@@ -1,56 +1,168 @@
-//! `mcpcassette replay`.
+//! `mcpcassette replay`, and replaying for `run`.
 
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use mcpcassette::cassette;
-use mcpcassette::replay::{Engine, serve};
+use anyhow::{Context, bail};
+use mcpcassette::cassette::{self, Cassette};
+use mcpcassette::matching::{Rules, Selector};
+use mcpcassette::replay::{Engine, ReplayConfig, Summary, serve};
 use mcpcassette::transport::stdio::process_stdio;
+use serde_json::json;
 
-use super::args::ReplayArgs;
+use super::args::{MatchArgs, ReplayArgs};
 use super::exit;
 
 /// Serves the cassette on stdin/stdout until the client disconnects.
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    if let Some(recovery) = cassette::recover(&args.cassette)? {
+    let cassette = open(&args.cassette)?;
+    replay(cassette, &args.cassette, "replay", &args.matching)
+}
+
+/// Recovers an interrupted recording's journal, if any, and loads.
+pub fn open(path: &Path) -> anyhow::Result<Cassette> {
+    if let Some(recovery) = cassette::recover(path)? {
         tracing::warn!(
             "recovered {} interaction(s) from {} left by an interrupted recording",
             recovery.interactions,
             recovery.journal.display()
         );
     }
-    let cassette = cassette::load(&args.cassette)?;
-    let engine = Engine::new(cassette, &args.cassette);
+    Ok(cassette::load(path)?)
+}
+
+/// Replays `cassette` on stdin/stdout and reports at the end.
+pub fn replay(
+    cassette: Cassette,
+    path: &Path,
+    mode: &str,
+    matching: &MatchArgs,
+) -> anyhow::Result<ExitCode> {
+    let rules = resolve_rules(&cassette.rules, matching)?;
+    let config = ReplayConfig {
+        path: path.to_owned(),
+        rules: Some(rules),
+        mode: mode.to_owned(),
+        upstream: None,
+    };
+    let engine = Engine::with_config(cassette, config);
+    let summary = serve_stdio(&engine)?;
+    finish(&engine, &summary, matching)
+}
+
+/// Runs the engine on this process's stdin and stdout.
+pub fn serve_stdio(engine: &std::sync::Arc<Engine>) -> anyhow::Result<Summary> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let summary = runtime
+    runtime
         .block_on(async {
             let (stdin, stdout) = process_stdio();
             serve(engine.clone(), stdin, stdout).await
         })
-        .context("replay I/O failed")?;
+        .context("replay I/O failed")
+}
+
+/// The cassette's rules with the command line's overrides: `--rules`
+/// replaces them, then each flag overrides its part.
+pub fn resolve_rules(stored: &Rules, args: &MatchArgs) -> anyhow::Result<Rules> {
+    let mut rules = match &args.rules {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("{}: not valid rules", file.display()))?
+        }
+        None => stored.clone(),
+    };
+    if let Some(strategy) = &args.strategy {
+        rules.strategy = serde_json::from_value(json!(strategy))?;
+    }
+    if let Some(on_exhausted) = &args.on_exhausted {
+        rules.on_exhausted = serde_json::from_value(json!(on_exhausted))?;
+    }
+    for selector in &args.ignore {
+        rules.ignore.push(selector.parse::<Selector>()?);
+    }
+    for key in &args.key {
+        let Some((method, selectors)) = key.split_once('=') else {
+            bail!("--key {key}: expected METHOD=SELECTOR[,SELECTOR...]");
+        };
+        let selectors = selectors
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<Vec<Selector>, _>>()?;
+        rules.keys.insert(method.to_owned(), selectors);
+    }
+    if let Err(problem) = rules.validate() {
+        bail!("invalid rules: {problem}");
+    }
+    Ok(rules)
+}
+
+/// Lists what went unused, writes the JSON report, picks the exit code.
+pub fn finish(
+    engine: &Engine,
+    summary: &Summary,
+    matching: &MatchArgs,
+) -> anyhow::Result<ExitCode> {
+    let interactions = &engine.cassette().interactions;
+    let rules = engine.rules();
     if !summary.unused.is_empty() {
-        let interactions = &engine.cassette().interactions;
-        let methods: Vec<&str> = summary
-            .unused
-            .iter()
-            .map(|&p| interactions[p].method())
-            .collect();
+        let mut text = format!(
+            "{} recorded interaction(s) were never used:",
+            summary.unused.len()
+        );
+        for &position in &summary.unused {
+            let interaction = &interactions[position];
+            let params = interaction.client.message().get("params");
+            let canonical = mcpcassette::matching::canonical(interaction.method(), params);
+            text.push_str(&format!("\n  #{position} {}", shorten(&canonical)));
+        }
+        tracing::info!("{text}");
+    }
+    for &case in &summary.unused_cases {
         tracing::info!(
-            "{} recorded interaction(s) were not replayed: {}",
-            methods.len(),
-            methods.join(", ")
+            "hand-written case #{case} ({}) answered nothing",
+            rules.cases[case].method
         );
     }
-    if summary.misses.is_empty() {
-        return Ok(ExitCode::from(exit::OK));
+    if let Some(path) = &matching.report {
+        let unused: Vec<_> = summary
+            .unused
+            .iter()
+            .map(|&p| json!({"interaction": p, "message": interactions[p].client.message()}))
+            .collect();
+        let report = json!({
+            "cassette": engine.config().path,
+            "mode": engine.config().mode,
+            "rules": rules,
+            "misses": summary.misses,
+            "unused": unused,
+            "unused_cases": summary.unused_cases,
+        });
+        let text = serde_json::to_string_pretty(&report)? + "\n";
+        cassette::write_atomically(path, text.as_bytes())?;
     }
-    tracing::error!(
-        "{} request(s) had no recorded answer in {}",
-        summary.misses.len(),
-        args.cassette.display()
-    );
-    Ok(ExitCode::from(exit::UNMATCHED))
+    if !summary.misses.is_empty() {
+        tracing::error!(
+            "{} request(s) had no recorded answer in {}",
+            summary.misses.len(),
+            engine.config().path.display()
+        );
+        return Ok(ExitCode::from(exit::UNMATCHED));
+    }
+    if matching.fail_on_unused && !(summary.unused.is_empty() && summary.unused_cases.is_empty()) {
+        tracing::error!("--fail-on-unused: recorded interactions were never used");
+        return Ok(ExitCode::from(exit::UNMATCHED));
+    }
+    Ok(ExitCode::from(exit::OK))
+}
+
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(100) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
 }

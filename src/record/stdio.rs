@@ -24,8 +24,9 @@ use crate::redact;
 /// What to record and where.
 #[derive(Debug, Clone)]
 pub struct RecordConfig {
-    /// The cassette to write.
-    pub cassette: PathBuf,
+    /// The cassette to write; `None` forwards without recording
+    /// (`passthrough`).
+    pub cassette: Option<PathBuf>,
     /// The server command and its arguments.
     pub command: Vec<String>,
 }
@@ -47,12 +48,24 @@ pub struct RecordOutcome {
 /// on to the server; the cassette is written after it exits.
 pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let (program, args) = config.command.split_first().ok_or(RecordError::NoCommand)?;
-    let recovered = cassette::recover(&config.cassette)?;
+    let recovered = config
+        .cassette
+        .as_deref()
+        .map(cassette::recover)
+        .transpose()?
+        .flatten();
     let transport = Transport::Stdio {
         command: redact::mask_command(&config.command),
     };
     let recorded_at = now_rfc3339();
-    let journal = Journal::create(&config.cassette, &recorded_at, &transport)?;
+    let tape = match &config.cassette {
+        Some(path) => Some(Arc::new(Mutex::new(Tape::new(Journal::create(
+            path,
+            &recorded_at,
+            &transport,
+        )?)))),
+        None => None,
+    };
 
     let mut child = Command::new(program)
         .args(args)
@@ -75,20 +88,22 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let pid = Pid::from_raw(child.id() as i32);
     thread::spawn(move || forward_signals(signals, pid));
 
-    let tape = Arc::new(Mutex::new(Tape::new(journal)));
-    let to_server = Arc::clone(&tape);
+    let to_server = tape.clone();
     thread::spawn(move || pump_client_to_server(server_in, to_server));
-    let to_client = Arc::clone(&tape);
+    let to_client = tape.clone();
     let server_to_client = thread::spawn(move || pump_server_to_client(server_out, to_client));
 
     let status = child.wait().map_err(RecordError::Wait)?;
     let _ = server_to_client.join();
-    // The client-to-server pump may still be blocked reading stdin; what
-    // it taped so far is all there is.
-    let (builder, journal) = lock(&tape).finish(Builder::new(recorded_at, transport))?;
-    let interactions = builder.completed();
-    cassette::save(&config.cassette, &builder.finish())?;
-    journal.remove()?;
+    let mut interactions = 0;
+    if let (Some(tape), Some(path)) = (tape, &config.cassette) {
+        // The client-to-server pump may still be blocked reading stdin;
+        // what it taped so far is all there is.
+        let (builder, journal) = lock(&tape).finish(Builder::new(recorded_at, transport))?;
+        interactions = builder.completed();
+        cassette::save(path, &builder.finish())?;
+        journal.remove()?;
+    }
     Ok(RecordOutcome {
         exit_code: exit_code(status),
         interactions,
@@ -120,7 +135,7 @@ fn exit_code(status: ExitStatus) -> i32 {
 
 /// Client → server. At end of input the server's stdin is closed, which is
 /// how a stdio client asks a server to shut down.
-fn pump_client_to_server(mut server: ChildStdin, tape: Arc<Mutex<Tape>>) {
+fn pump_client_to_server(mut server: ChildStdin, tape: Option<Arc<Mutex<Tape>>>) {
     let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -131,7 +146,9 @@ fn pump_client_to_server(mut server: ChildStdin, tape: Arc<Mutex<Tape>>) {
         }
         // Taped before it is forwarded, so a request always precedes the
         // response it causes.
-        lock(&tape).record(Direction::ClientToServer, &line);
+        if let Some(tape) = &tape {
+            lock(tape).record(Direction::ClientToServer, &line);
+        }
         if server
             .write_all(&line)
             .and_then(|()| server.flush())
@@ -143,7 +160,7 @@ fn pump_client_to_server(mut server: ChildStdin, tape: Arc<Mutex<Tape>>) {
 }
 
 /// Server → client, until the server closes its stdout.
-fn pump_server_to_client(server: ChildStdout, tape: Arc<Mutex<Tape>>) {
+fn pump_server_to_client(server: ChildStdout, tape: Option<Arc<Mutex<Tape>>>) {
     let mut input = BufReader::with_capacity(64 * 1024, server);
     let mut output = std::io::stdout().lock();
     let mut line = Vec::with_capacity(4096);
@@ -153,7 +170,9 @@ fn pump_server_to_client(server: ChildStdout, tape: Arc<Mutex<Tape>>) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        lock(&tape).record(Direction::ServerToClient, &line);
+        if let Some(tape) = &tape {
+            lock(tape).record(Direction::ServerToClient, &line);
+        }
         // The client may have gone; keep draining so the server never
         // blocks on a full pipe, and keep recording.
         let _ = output.write_all(&line).and_then(|()| output.flush());

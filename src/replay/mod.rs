@@ -1,11 +1,13 @@
 //! Replay: a deterministic MCP server that answers from a cassette.
 
 mod engine;
+mod episodes;
 mod report;
 mod stdio;
 mod upstream;
 
 pub use engine::{Engine, ReplayConfig, Sink, Summary};
+pub use episodes::NewEpisodes;
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER};
 pub use stdio::serve;
 pub use upstream::{Forwarding, Upstream};

@@ -1,0 +1,1018 @@
+//! `new-episodes` mode: what the cassette cannot answer goes to the real
+//! stdio server, started on the first miss, and what it says is recorded so
+//! that it can be appended to the cassette.
+//!
+//! Ids. Every request forwarded to the server gets an id of ours
+//! (`"mcpcassette-upstream-N"`), so it can never collide with anything the
+//! server has seen; its response goes back to the client with the live id.
+//! Server-to-client requests reach the client with an id of ours too
+//! (`"mcpcassette-upstream-s-N"`, strings, so they cannot collide with the
+//! engine's numeric ones), and the client's answer goes back to the server
+//! with the server's own id.
+//!
+//! Recording. A [`Builder`] is fed the exchange: client requests and
+//! responses with the live ids, server notifications and requests as the
+//! server sent them, and the client's answers to server requests with the
+//! server's ids (which is how the builder pairs them, and how replay, which
+//! gives server requests fresh ids, expects them). Our own handshake is not
+//! recorded: the cassette already has one.
+//!
+//! Failures. When the server cannot be started, fails the handshake, or
+//! exits (or closes its stdout) with requests in flight, those requests and
+//! every later one are answered with the JSON-RPC error [`UPSTREAM_FAILED`]
+//! (-32003, in the range MCP leaves to implementations), message
+//! `mcpcassette: the server for new episodes failed: <reason>`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+use super::engine::Sink;
+use super::upstream::{Forwarding, Upstream};
+use crate::cassette::{Builder, Direction, Interaction, Transport};
+use crate::jsonrpc::{self, Kind};
+use crate::protocol::{self, Era};
+use crate::record::RecordError;
+use crate::redact;
+
+/// The error code of requests the live server could not answer because it
+/// could not be started, failed the handshake or went away.
+pub const UPSTREAM_FAILED: i64 = -32003;
+
+/// JSON-RPC's internal error, for server requests no client can answer.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// The version asked for when the client's own `initialize` is unknown.
+const FALLBACK_VERSION: &str = "2025-11-25";
+
+/// How long the server has to answer our `initialize`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the server has to exit once its stdin is closed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to wait for an exit status once the server's stdout closed.
+const EXIT_STATUS_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long to wait for the server's last output after it exited.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The outcome of starting the server: the reason it failed, if it did.
+type Started = Result<(), String>;
+
+/// An [`Upstream`] that starts the recorded server on the first request the
+/// cassette cannot answer and records what it says.
+pub struct NewEpisodes {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    command: Vec<String>,
+    era: Era,
+    /// The client's `initialize`, from [`Upstream::handshake`].
+    initialize: Mutex<Option<Value>>,
+    /// The outcome of starting the server (and its handshake): `None`
+    /// while it is under way. Starting runs as a task of its own, so a
+    /// forwarding that is dropped meanwhile cannot leave it half done.
+    start: Mutex<Option<watch::Receiver<Option<Started>>>>,
+    started: AtomicBool,
+    state: Mutex<State>,
+    child: tokio::sync::Mutex<Option<Child>>,
+}
+
+struct State {
+    /// `None` once [`NewEpisodes::finish`] took it.
+    builder: Option<Builder>,
+    /// Numbers our ids (forwarded requests, relayed server requests).
+    next_id: u64,
+    /// Lines for the server's stdin; `None` once it is closed.
+    to_server: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    reader: Option<JoinHandle<()>>,
+    /// Forwarded requests awaiting the server's response, by our id.
+    in_flight: HashMap<String, InFlight>,
+    /// Live id → our id, for cancellation.
+    by_live: HashMap<String, String>,
+    /// Server requests relayed to the client: our id → the server's id.
+    relayed: HashMap<String, Value>,
+    /// The same, the other way: the server's id → our id.
+    relayed_by_server: HashMap<String, Value>,
+    /// Our `initialize`, awaiting its response.
+    handshake: Option<(String, oneshot::Sender<Value>)>,
+    /// Where the most recent forwarded request's events went: unprompted
+    /// server messages go there.
+    events: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// Why requests can no longer be forwarded.
+    failure: Option<String>,
+}
+
+/// A forwarded request.
+struct InFlight {
+    /// Order of forwarding: server traffic that names no request belongs to
+    /// the newest.
+    seq: u64,
+    proxy_id: Value,
+    live_id: Value,
+    live_key: String,
+    /// The request's progress token, as an id key.
+    token: Option<String>,
+    sink: Sink,
+    /// Dropped when the request is over; its receiver ends the forwarding.
+    _done: oneshot::Sender<()>,
+}
+
+impl NewEpisodes {
+    /// An upstream running `command` (program and arguments) when first
+    /// needed. `era` is the cassette's: `Legacy` initialises the server
+    /// first (with the client's own `initialize`), `Modern` does not;
+    /// `Unknown` initialises it unless no `initialize` was given and the
+    /// first forwarded request declares the modern version in `_meta`.
+    pub fn new(command: Vec<String>, era: Era) -> Arc<Self> {
+        let transport = Transport::Stdio {
+            command: redact::mask_command(&command),
+        };
+        Arc::new(NewEpisodes {
+            inner: Arc::new(Inner {
+                command,
+                era,
+                initialize: Mutex::new(None),
+                start: Mutex::new(None),
+                started: AtomicBool::new(false),
+                state: Mutex::new(State {
+                    builder: Some(Builder::new(now_rfc3339(), transport)),
+                    next_id: 0,
+                    to_server: None,
+                    reader: None,
+                    in_flight: HashMap::new(),
+                    by_live: HashMap::new(),
+                    relayed: HashMap::new(),
+                    relayed_by_server: HashMap::new(),
+                    handshake: None,
+                    events: None,
+                    failure: None,
+                }),
+                child: tokio::sync::Mutex::new(None),
+            }),
+        })
+    }
+
+    /// Whether the server was started.
+    pub fn started(&self) -> bool {
+        self.inner.started.load(Ordering::SeqCst)
+    }
+
+    /// Stops the server (closes its stdin, waits up to 5 s, then kills it)
+    /// and returns the interactions it answered, in the order the client
+    /// sent them, with the client's ids. Requests it never answered (the
+    /// cancelled ones, those in flight when it stopped) and client
+    /// notifications are left out. Empty if the server was never started.
+    ///
+    /// # Errors
+    ///
+    /// [`RecordError::Wait`] when the server cannot be waited for or killed.
+    pub async fn finish(&self) -> Result<Vec<Interaction>, RecordError> {
+        if !self.started() {
+            return Ok(Vec::new());
+        }
+        let reader = {
+            let mut state = self.inner.state();
+            // Dropping the only sender ends the writer, which closes stdin.
+            state.to_server = None;
+            state
+                .failure
+                .get_or_insert_with(|| "the replay session is over".to_owned());
+            state.reader.take()
+        };
+        let child = self.inner.child.lock().await.take();
+        let mut outcome = Ok(());
+        if let Some(mut child) = child {
+            match timeout(STOP_TIMEOUT, child.wait()).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => outcome = Err(RecordError::Wait(e)),
+                Err(_) => {
+                    tracing::warn!(
+                        "the server for new episodes did not exit within {} s of its stdin closing; killing it",
+                        STOP_TIMEOUT.as_secs()
+                    );
+                    if let Err(e) = child.kill().await {
+                        outcome = Err(RecordError::Wait(e));
+                    }
+                }
+            }
+        }
+        // What the server wrote before exiting is still recorded.
+        if let Some(mut reader) = reader
+            && timeout(DRAIN_TIMEOUT, &mut reader).await.is_err()
+        {
+            reader.abort();
+        }
+        let builder = self.inner.state().builder.take();
+        outcome?;
+        Ok(builder
+            .map(|builder| builder.finish().interactions)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|i| i.request().is_some() && i.response.is_some())
+            .collect())
+    }
+}
+
+impl fmt::Debug for NewEpisodes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NewEpisodes")
+            .field("command", &self.inner.command)
+            .field("era", &self.inner.era)
+            .field("started", &self.started())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Upstream for NewEpisodes {
+    fn handshake(&self, initialize: &Value) {
+        *lock(&self.inner.initialize) = Some(initialize.clone());
+    }
+
+    fn forward(&self, request: Value, sink: Sink) -> Forwarding {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { inner.forward(request, sink).await })
+    }
+
+    /// Only `notifications/cancelled` naming a forwarded request is passed
+    /// on (with our id for it); the forwarding ends without a response. The
+    /// rest is replay's business (`initialized` was sent by us already).
+    fn notify(&self, notification: &Value) {
+        if jsonrpc::method(notification) != Some("notifications/cancelled") {
+            return;
+        }
+        let Some(live) = notification.pointer("/params/requestId") else {
+            return;
+        };
+        let mut state = self.inner.state();
+        let Some(proxy_key) = state.by_live.remove(&jsonrpc::id_key(live)) else {
+            return;
+        };
+        let Some(flight) = state.in_flight.remove(&proxy_key) else {
+            return;
+        };
+        let mut outgoing = notification.clone();
+        outgoing["params"]["requestId"] = flight.proxy_id.clone();
+        state.observe(Direction::ClientToServer, notification.clone());
+        state.send(&outgoing);
+    }
+
+    fn client_response(&self, response: &Value) -> bool {
+        let Some(id) = jsonrpc::id(response) else {
+            return false;
+        };
+        let mut state = self.inner.state();
+        let Some(server_id) = state.relayed.remove(&jsonrpc::id_key(id)) else {
+            return false;
+        };
+        state.relayed_by_server.remove(&jsonrpc::id_key(&server_id));
+        let answer = with_id(response.clone(), server_id);
+        state.observe(Direction::ClientToServer, answer.clone());
+        state.send(&answer);
+        true
+    }
+}
+
+impl Inner {
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    async fn forward(self: Arc<Self>, request: Value, sink: Sink) {
+        let Some(live_id) = jsonrpc::id(&request).cloned() else {
+            tracing::warn!("asked to forward a message that is not a request");
+            return;
+        };
+        self.state().events = Some(sink.events.clone());
+        if let Err(reason) = self.ensure_started(&request).await {
+            respond_failure(&sink, live_id, &reason);
+            return;
+        }
+        let done = {
+            let mut state = self.state();
+            if let Some(reason) = &state.failure {
+                respond_failure(&sink, live_id, reason);
+                return;
+            }
+            let seq = state.take_id();
+            let proxy_id = Value::String(format!("mcpcassette-upstream-{seq}"));
+            let proxy_key = jsonrpc::id_key(&proxy_id);
+            let live_key = jsonrpc::id_key(&live_id);
+            let (done, finished) = oneshot::channel();
+            let flight = InFlight {
+                seq,
+                proxy_id: proxy_id.clone(),
+                live_id,
+                live_key: live_key.clone(),
+                token: jsonrpc::progress_token(&request).map(jsonrpc::id_key),
+                sink,
+                _done: done,
+            };
+            state.in_flight.insert(proxy_key.clone(), flight);
+            state.by_live.insert(live_key, proxy_key);
+            state.observe(Direction::ClientToServer, request.clone());
+            state.send(&with_id(request, proxy_id));
+            finished
+        };
+        // Ends when the response was written, the request was cancelled, or
+        // the server went away (which answers it with an error).
+        let _ = done.await;
+    }
+
+    async fn ensure_started(self: &Arc<Self>, first: &Value) -> Result<(), String> {
+        let mut outcome = {
+            let mut start = lock(&self.start);
+            start
+                .get_or_insert_with(|| {
+                    let (tell, outcome) = watch::channel(None);
+                    let inner = Arc::clone(self);
+                    let first = first.clone();
+                    tokio::spawn(async move {
+                        let result = inner.start_server(&first).await;
+                        let _ = tell.send(Some(result));
+                    });
+                    outcome
+                })
+                .clone()
+        };
+        let outcome = outcome.wait_for(Option::is_some).await;
+        match outcome.as_deref() {
+            Ok(Some(result)) => result.clone(),
+            _ => Err("starting it failed unexpectedly".to_owned()),
+        }
+    }
+
+    async fn start_server(self: &Arc<Self>, first: &Value) -> Result<(), String> {
+        let outcome = self.spawn_and_initialise(first).await;
+        if let Err(reason) = &outcome {
+            tracing::warn!("the server for new episodes failed: {reason}");
+            self.state().failure.get_or_insert_with(|| reason.clone());
+        }
+        outcome
+    }
+
+    async fn spawn_and_initialise(self: &Arc<Self>, first: &Value) -> Result<(), String> {
+        let Some((program, args)) = self.command.split_first() else {
+            return Err(RecordError::NoCommand.to_string());
+        };
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| {
+                RecordError::Spawn {
+                    program: program.clone(),
+                    source,
+                }
+                .to_string()
+            })?;
+        tracing::info!("started `{program}` for new episodes");
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        *self.child.lock().await = Some(child);
+        self.started.store(true, Ordering::SeqCst);
+        let (to_server, lines) = mpsc::unbounded_channel();
+        tokio::spawn(write_lines(stdin, lines));
+        let reader = tokio::spawn(read_lines(Arc::downgrade(self), stdout));
+        {
+            let mut state = self.state();
+            state.to_server = Some(to_server);
+            state.reader = Some(reader);
+        }
+        if self.needs_handshake(first) {
+            self.initialise().await?;
+        }
+        Ok(())
+    }
+
+    fn needs_handshake(&self, first: &Value) -> bool {
+        match self.era {
+            Era::Legacy => true,
+            Era::Modern => false,
+            Era::Unknown => {
+                lock(&self.initialize).is_some()
+                    || protocol::declared_version(first).map(Era::of_version) != Some(Era::Modern)
+            }
+        }
+    }
+
+    /// The legacy handshake, with the client's `initialize` under an id of
+    /// ours; nothing of it is recorded.
+    async fn initialise(&self) -> Result<(), String> {
+        let initialize = lock(&self.initialize)
+            .clone()
+            .unwrap_or_else(fallback_initialize);
+        let (answer, answered) = oneshot::channel();
+        {
+            let mut state = self.state();
+            let id = Value::String(format!("mcpcassette-upstream-{}", state.take_id()));
+            state.handshake = Some((jsonrpc::id_key(&id), answer));
+            state.send(&with_id(initialize, id));
+        }
+        let response = match timeout(HANDSHAKE_TIMEOUT, answered).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(_)) => {
+                let failure = self.state().failure.clone();
+                return Err(failure.unwrap_or_else(|| "it stopped during the handshake".into()));
+            }
+            Err(_) => {
+                self.state().handshake = None;
+                return Err(format!(
+                    "it did not answer `initialize` within {} s",
+                    HANDSHAKE_TIMEOUT.as_secs()
+                ));
+            }
+        };
+        if let Some(error) = response.get("error") {
+            return Err(format!("it answered `initialize` with an error: {error}"));
+        }
+        self.state()
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        Ok(())
+    }
+
+    /// One line from the server's stdout.
+    fn server_line(&self, line: &[u8]) {
+        let message = match serde_json::from_slice::<Value>(line) {
+            Ok(message) => message,
+            Err(e) => {
+                tracing::warn!("the server for new episodes wrote a line that is not JSON: {e}");
+                return;
+            }
+        };
+        let messages = match message {
+            Value::Array(batch) => batch,
+            message => vec![message],
+        };
+        let mut state = self.state();
+        for message in messages {
+            match jsonrpc::classify(&message) {
+                Ok(Kind::Response) => state.server_response(message),
+                Ok(Kind::Notification) => state.server_notification(message),
+                Ok(Kind::Request) => state.server_request(message),
+                Err(e) => {
+                    tracing::warn!("the server for new episodes sent an invalid message: {e}")
+                }
+            }
+        }
+    }
+
+    /// Why the server's stdout closed.
+    async fn exit_reason(&self) -> String {
+        let mut child = self.child.lock().await;
+        let Some(child) = child.as_mut() else {
+            return "the server was stopped".into();
+        };
+        match timeout(EXIT_STATUS_TIMEOUT, child.wait()).await {
+            Ok(Ok(status)) => format!("the server exited ({status})"),
+            Ok(Err(e)) => format!("the server closed its stdout and cannot be waited for: {e}"),
+            Err(_) => "the server closed its stdout".into(),
+        }
+    }
+
+    /// The server is gone: everything waiting for it is answered with an
+    /// error, and later requests will be too.
+    fn fail_all(&self, reason: String) {
+        let mut state = self.state();
+        let reason = state.failure.get_or_insert(reason).clone();
+        // Dropping the waiter fails a handshake in progress.
+        state.handshake = None;
+        state.to_server = None;
+        state.by_live.clear();
+        state.relayed.clear();
+        state.relayed_by_server.clear();
+        let mut flights: Vec<InFlight> = state.in_flight.drain().map(|(_, f)| f).collect();
+        flights.sort_by_key(|f| f.seq);
+        for flight in flights {
+            tracing::warn!(id = %flight.live_key, "answering a forwarded request with an error: {reason}");
+            respond_failure(&flight.sink, flight.live_id, &reason);
+        }
+    }
+}
+
+impl State {
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    fn observe(&mut self, direction: Direction, message: Value) {
+        if let Some(builder) = &mut self.builder {
+            builder.observe(direction, message);
+        }
+    }
+
+    /// Writes one message to the server (dropped once its stdin is closed;
+    /// the reader then notices the exit).
+    fn send(&self, message: &Value) {
+        if let Some(to_server) = &self.to_server {
+            let _ = to_server.send(encode(message));
+        }
+    }
+
+    /// Where a server message goes: to the request whose progress token it
+    /// names, else to the newest request in flight, else to wherever the
+    /// most recent request's events went.
+    fn events_for(&self, message: &Value) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
+        let token = message
+            .pointer("/params/progressToken")
+            .map(jsonrpc::id_key);
+        let by_token = token.and_then(|token| {
+            self.in_flight
+                .values()
+                .find(|f| f.token.as_deref() == Some(token.as_str()))
+        });
+        let flight = by_token.or_else(|| self.in_flight.values().max_by_key(|f| f.seq));
+        match flight {
+            Some(flight) => Some(flight.sink.events.clone()),
+            None => self.events.clone(),
+        }
+    }
+
+    fn server_response(&mut self, response: Value) {
+        let key = jsonrpc::id(&response)
+            .map(jsonrpc::id_key)
+            .unwrap_or_default();
+        if self.handshake.as_ref().is_some_and(|(id, _)| *id == key) {
+            if let Some((_, answer)) = self.handshake.take() {
+                let _ = answer.send(response);
+            }
+            return;
+        }
+        let Some(flight) = self.in_flight.remove(&key) else {
+            tracing::debug!(
+                id = key,
+                "a response to a request no longer in flight (cancelled?)"
+            );
+            return;
+        };
+        self.by_live.remove(&flight.live_key);
+        let response = with_id(response, flight.live_id.clone());
+        self.observe(Direction::ServerToClient, response.clone());
+        let _ = flight.sink.responses.send(encode(&response));
+    }
+
+    fn server_notification(&mut self, notification: Value) {
+        let mut relayed = notification.clone();
+        if jsonrpc::method(&notification) == Some("notifications/cancelled")
+            && let Some(server_id) = notification.pointer("/params/requestId")
+            && let Some(ours) = self.relayed_by_server.remove(&jsonrpc::id_key(server_id))
+        {
+            self.relayed.remove(&jsonrpc::id_key(&ours));
+            relayed["params"]["requestId"] = ours;
+        }
+        let events = self.events_for(&notification);
+        self.observe(Direction::ServerToClient, notification);
+        match events {
+            Some(events) => {
+                let _ = events.send(encode(&relayed));
+            }
+            None => tracing::debug!("no client to pass a server notification on to"),
+        }
+    }
+
+    fn server_request(&mut self, request: Value) {
+        let server_id = jsonrpc::id(&request).cloned().unwrap_or(Value::Null);
+        let Some(events) = self.events_for(&request) else {
+            self.refuse(server_id, "no client to relay the request to");
+            return;
+        };
+        let ours = Value::String(format!("mcpcassette-upstream-s-{}", self.take_id()));
+        self.relayed
+            .insert(jsonrpc::id_key(&ours), server_id.clone());
+        self.relayed_by_server
+            .insert(jsonrpc::id_key(&server_id), ours.clone());
+        self.observe(Direction::ServerToClient, request.clone());
+        if events
+            .send(encode(&with_id(request, ours.clone())))
+            .is_err()
+        {
+            self.relayed.remove(&jsonrpc::id_key(&ours));
+            self.relayed_by_server.remove(&jsonrpc::id_key(&server_id));
+            self.refuse(server_id, "the client has gone");
+        }
+    }
+
+    /// Answers a server request nobody can answer (not recorded).
+    fn refuse(&self, server_id: Value, why: &str) {
+        let message = format!("mcpcassette: {why}");
+        self.send(&jsonrpc::error_response(
+            server_id,
+            INTERNAL_ERROR,
+            &message,
+            None,
+        ));
+    }
+}
+
+/// Writes lines to the server until the channel closes, then closes its
+/// stdin.
+async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(mut line) = lines.recv().await {
+        line.push(b'\n');
+        if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Reads the server's stdout until it closes, then fails whatever still
+/// waits for the server.
+async fn read_lines(inner: Weak<Inner>, stdout: ChildStdout) {
+    let mut input = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line).await {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("reading the server for new episodes: {e}");
+                break;
+            }
+        }
+        let trimmed = line.trim_ascii();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        inner.server_line(trimmed);
+    }
+    let Some(inner) = inner.upgrade() else {
+        return;
+    };
+    let reason = inner.exit_reason().await;
+    inner.fail_all(reason);
+}
+
+/// The `initialize` sent when the client's is unknown.
+fn fallback_initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": FALLBACK_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcpcassette", "version": env!("CARGO_PKG_VERSION")},
+        },
+    })
+}
+
+/// `message` with another id.
+fn with_id(mut message: Value, id: Value) -> Value {
+    if let Some(fields) = message.as_object_mut() {
+        fields.insert("id".into(), id);
+    }
+    message
+}
+
+fn respond_failure(sink: &Sink, id: Value, reason: &str) {
+    let message = format!("mcpcassette: the server for new episodes failed: {reason}");
+    let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
+    let _ = sink.responses.send(encode(&error));
+}
+
+fn encode(message: &Value) -> Vec<u8> {
+    serde_json::to_vec(message).expect("JSON values serialise")
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The current time in UTC, RFC 3339, to the second.
+fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let now = now.replace_nanosecond(0).unwrap_or(now);
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::Event;
+    use std::path::PathBuf;
+    use std::sync::OnceLock;
+
+    const PATIENCE: Duration = Duration::from_secs(10);
+
+    /// The example server, built if the test runner did not build it.
+    fn demo_server() -> String {
+        static PATH: OnceLock<PathBuf> = OnceLock::new();
+        PATH.get_or_init(|| {
+            let exe = std::env::current_exe().unwrap();
+            let profile_dir = exe.parent().unwrap().parent().unwrap();
+            let path = profile_dir.join("examples").join("demo_server");
+            if !path.exists() {
+                let status = std::process::Command::new(env!("CARGO"))
+                    .args(["build", "--examples"])
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "building the examples failed");
+            }
+            path
+        })
+        .to_string_lossy()
+        .into_owned()
+    }
+
+    fn channel() -> (Sink, mpsc::UnboundedReceiver<Vec<u8>>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Sink::single(tx), rx)
+    }
+
+    async fn next(rx: &mut mpsc::UnboundedReceiver<Vec<u8>>) -> Value {
+        let bytes = timeout(PATIENCE, rx.recv())
+            .await
+            .expect("a message in time")
+            .expect("the sink is open");
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    /// Messages up to and including the response with `id`.
+    async fn until_response(
+        rx: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+        id: Value,
+    ) -> (Vec<Value>, Value) {
+        let mut events = Vec::new();
+        loop {
+            let message = next(rx).await;
+            if message.get("method").is_none() && message["id"] == id {
+                return (events, message);
+            }
+            events.push(message);
+        }
+    }
+
+    async fn forward(upstream: &Arc<NewEpisodes>, request: Value, sink: Sink) {
+        timeout(PATIENCE, upstream.forward(request, sink))
+            .await
+            .expect("forwarding does not hang");
+    }
+
+    async fn finish(upstream: &Arc<NewEpisodes>) -> Vec<Interaction> {
+        timeout(PATIENCE, upstream.finish())
+            .await
+            .expect("finishing does not hang")
+            .expect("the server stops")
+    }
+
+    fn initialize() -> Value {
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "episodes-test", "version": "0"},
+        }})
+    }
+
+    fn call(id: Value, name: &str, arguments: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    }
+
+    fn legacy() -> Arc<NewEpisodes> {
+        let upstream = NewEpisodes::new(vec![demo_server()], Era::Legacy);
+        upstream.handshake(&initialize());
+        upstream
+    }
+
+    #[tokio::test]
+    async fn legacy_echo_is_answered_with_the_live_id_and_recorded() {
+        let upstream = legacy();
+        assert!(!upstream.started());
+        let (sink, mut rx) = channel();
+        let request = call(json!(7), "echo", json!({"message": "hi"}));
+        forward(&upstream, request.clone(), sink).await;
+        assert!(upstream.started());
+        let (_, response) = until_response(&mut rx, json!(7)).await;
+        assert_eq!(response["result"]["content"][0]["text"], "echo: hi");
+
+        let interactions = finish(&upstream).await;
+        assert_eq!(interactions.len(), 1, "{interactions:#?}");
+        assert_eq!(interactions[0].request(), Some(&request));
+        let recorded = interactions[0].response.as_ref().unwrap();
+        assert_eq!(recorded["id"], 7);
+        assert_eq!(recorded["result"], response["result"]);
+    }
+
+    #[tokio::test]
+    async fn progress_reaches_the_sink_and_the_recording() {
+        let upstream = legacy();
+        let (sink, mut rx) = channel();
+        let mut request = call(json!("c-1"), "count", json!({"steps": 3}));
+        request["params"]["_meta"] = json!({"progressToken": "tok-1"});
+        forward(&upstream, request, sink).await;
+        let (events, response) = until_response(&mut rx, json!("c-1")).await;
+        assert_eq!(response["result"]["content"][0]["text"], "counted 3 steps");
+        let progress: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["method"] == "notifications/progress")
+            .collect();
+        assert_eq!(progress.len(), 3, "{events:#?}");
+        assert!(
+            progress
+                .iter()
+                .all(|p| p["params"]["progressToken"] == "tok-1")
+        );
+
+        let interactions = finish(&upstream).await;
+        assert_eq!(interactions.len(), 1);
+        let recorded_progress = interactions[0]
+            .during
+            .iter()
+            .filter(|e| matches!(e, Event::Notification { notification } if notification["method"] == "notifications/progress"))
+            .count();
+        assert_eq!(recorded_progress, 3);
+    }
+
+    #[tokio::test]
+    async fn sampling_is_relayed_and_the_answer_goes_back() {
+        let upstream = legacy();
+        let (sink, mut rx) = channel();
+        let request = call(json!(3), "summarize", json!({"text": "cassettes"}));
+        let forwarding = tokio::spawn(upstream.forward(request, sink));
+
+        let asked = next(&mut rx).await;
+        assert_eq!(asked["method"], "sampling/createMessage");
+        let ours = asked["id"].as_str().expect("a string id of ours");
+        assert!(ours.starts_with("mcpcassette-upstream-s-"), "{ours}");
+        assert!(!upstream.client_response(&json!({"jsonrpc": "2.0", "id": 0, "result": {}})));
+        let answer = json!({"jsonrpc": "2.0", "id": ours, "result": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "short"},
+            "model": "test",
+        }});
+        assert!(upstream.client_response(&answer));
+        assert!(!upstream.client_response(&answer), "answered once");
+
+        let (_, response) = until_response(&mut rx, json!(3)).await;
+        assert_eq!(response["result"]["content"][0]["text"], "summary: short");
+        timeout(PATIENCE, forwarding).await.unwrap().unwrap();
+
+        let interactions = finish(&upstream).await;
+        assert_eq!(interactions.len(), 1);
+        let Some(Event::ServerRequest {
+            server_request,
+            client_response,
+        }) = interactions[0].during.first()
+        else {
+            panic!("expected a server request: {interactions:#?}");
+        };
+        assert_eq!(server_request["method"], "sampling/createMessage");
+        let client_response = client_response.as_ref().expect("the client's answer");
+        assert_eq!(
+            client_response["id"], server_request["id"],
+            "the server's id"
+        );
+        assert_eq!(client_response["result"]["content"]["text"], "short");
+    }
+
+    #[tokio::test]
+    async fn modern_requests_need_no_handshake() {
+        let upstream = NewEpisodes::new(vec![demo_server()], Era::Modern);
+        let (sink, mut rx) = channel();
+        let mut request = call(json!(1), "echo", json!({"message": "now"}));
+        request["params"]["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "episodes-test", "version": "0"},
+        });
+        forward(&upstream, request.clone(), sink).await;
+        let (_, response) = until_response(&mut rx, json!(1)).await;
+        assert_eq!(response["result"]["content"][0]["text"], "echo: now");
+        let interactions = finish(&upstream).await;
+        assert_eq!(interactions.len(), 1);
+        assert_eq!(interactions[0].request(), Some(&request));
+    }
+
+    fn assert_upstream_failed(response: &Value, id: Value, reason: &str) {
+        assert_eq!(response["id"], id);
+        assert_eq!(response["error"]["code"], UPSTREAM_FAILED);
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("mcpcassette: the server for new episodes failed: "),
+            "{message}"
+        );
+        assert!(message.contains(reason), "{message}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_cannot_start_fails_every_request() {
+        let command = vec!["/nonexistent/mcpcassette-no-such-server".to_owned()];
+        let upstream = NewEpisodes::new(command, Era::Legacy);
+        for id in [1, 2] {
+            let (sink, mut rx) = channel();
+            forward(&upstream, call(json!(id), "echo", json!({})), sink).await;
+            let response = next(&mut rx).await;
+            assert_upstream_failed(&response, json!(id), "cannot start server");
+        }
+        assert!(!upstream.started());
+        assert!(finish(&upstream).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_failed_handshake_fails_requests() {
+        let command = vec!["sh".to_owned(), "-c".to_owned(), "exit 4".to_owned()];
+        let upstream = NewEpisodes::new(command, Era::Legacy);
+        let (sink, mut rx) = channel();
+        forward(&upstream, call(json!(1), "echo", json!({})), sink).await;
+        let response = next(&mut rx).await;
+        assert_upstream_failed(&response, json!(1), "exit status: 4");
+        assert!(finish(&upstream).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_server_exiting_mid_request_fails_it() {
+        let script = "read line; exit 3".to_owned();
+        let command = vec!["sh".to_owned(), "-c".to_owned(), script];
+        let upstream = NewEpisodes::new(command, Era::Modern);
+        let (sink, mut rx) = channel();
+        forward(&upstream, call(json!("x"), "echo", json!({})), sink).await;
+        let response = next(&mut rx).await;
+        assert_upstream_failed(&response, json!("x"), "exit status: 3");
+        let (sink, mut rx) = channel();
+        forward(&upstream, call(json!("y"), "echo", json!({})), sink).await;
+        assert_upstream_failed(&next(&mut rx).await, json!("y"), "exit status: 3");
+        assert!(finish(&upstream).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn cancelled_requests_end_without_an_answer_and_are_not_recorded() {
+        let upstream = legacy();
+        let (sink, mut rx) = channel();
+        let request = call(json!(5), "sleep", json!({"ms": 1500}));
+        let forwarding = tokio::spawn(upstream.forward(request, sink.clone()));
+        forward(
+            &upstream,
+            call(json!(6), "echo", json!({"message": "a"})),
+            sink,
+        )
+        .await;
+        let (_, response) = until_response(&mut rx, json!(6)).await;
+        assert_eq!(response["result"]["content"][0]["text"], "echo: a");
+        timeout(PATIENCE, async {
+            while !upstream.inner.state().by_live.contains_key("5") {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the sleep is forwarded");
+
+        upstream.notify(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                "params": {"requestId": 5, "reason": "test"}}),
+        );
+        timeout(Duration::from_secs(1), forwarding)
+            .await
+            .expect("the forwarding ends at once")
+            .unwrap();
+        // Other notifications are not forwarded, and do no harm.
+        upstream.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+        let interactions = finish(&upstream).await;
+        let methods: Vec<&str> = interactions
+            .iter()
+            .map(|i| i.request().unwrap()["params"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(methods, ["echo"]);
+        while let Ok(message) = rx.try_recv() {
+            let message: Value = serde_json::from_slice(&message).unwrap();
+            assert_ne!(message["id"], 5, "no answer to a cancelled request");
+        }
+    }
+
+    #[tokio::test]
+    async fn unknown_era_without_initialize_follows_the_first_request() {
+        let upstream = NewEpisodes::new(vec![demo_server()], Era::Unknown);
+        let (sink, mut rx) = channel();
+        // No initialize given and a legacy-looking request: the fallback
+        // handshake makes the session usable.
+        forward(
+            &upstream,
+            call(json!(1), "echo", json!({"message": "x"})),
+            sink,
+        )
+        .await;
+        let (_, response) = until_response(&mut rx, json!(1)).await;
+        assert_eq!(response["result"]["content"][0]["text"], "echo: x");
+        assert_eq!(finish(&upstream).await.len(), 1);
+    }
+}
