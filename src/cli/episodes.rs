@@ -1,12 +1,51 @@
-//! `run --mode new-episodes` on an existing cassette.
+//! `run --mode new-episodes` on an existing cassette: replay what matches,
+//! forward the rest to the real server, append what it answered.
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use mcpcassette::cassette;
+use mcpcassette::replay::{Engine, NewEpisodes, ReplayConfig, serve};
+use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::MatchArgs;
+use super::replay;
 
-/// Replays, forwarding misses to the server, and appends what it answered.
+/// Replays with the server behind it and saves the new interactions.
 pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::Result<ExitCode> {
-    let _ = (path, command, matching);
-    anyhow::bail!("new-episodes is being wired")
+    let recorded = replay::open(path)?;
+    let rules = replay::resolve_rules(&recorded.rules, matching)?;
+    let upstream = NewEpisodes::new(command, recorded.protocol.era);
+    let config = ReplayConfig {
+        path: path.to_owned(),
+        rules: Some(rules),
+        mode: "new-episodes".into(),
+        upstream: Some(upstream.clone() as Arc<dyn mcpcassette::replay::Upstream>),
+    };
+    let engine = Engine::with_config(recorded, config);
+    // One runtime for both: the server process belongs to it.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (summary, episodes) = runtime.block_on(async {
+        let (stdin, stdout) = process_stdio();
+        let summary = serve(engine.clone(), stdin, stdout)
+            .await
+            .context("replay I/O failed")?;
+        let episodes = upstream.finish().await.context("stopping the server")?;
+        anyhow::Ok((summary, episodes))
+    })?;
+    if !episodes.is_empty() {
+        let mut updated = engine.cassette().clone();
+        updated.interactions.extend(episodes.iter().cloned());
+        cassette::save(path, &updated)?;
+        tracing::info!(
+            "appended {} new interaction(s) to {}",
+            episodes.len(),
+            path.display()
+        );
+    }
+    replay::finish(&engine, &summary, matching)
 }

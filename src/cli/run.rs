@@ -24,8 +24,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Mode::Auto => unreachable!("auto is resolved"),
     };
     tracing::info!("mode {mode} ({why}): {action}; cassette {}", path.display());
-    let needs_server = !matches!(mode, Mode::None) && !(matches!(mode, Mode::Once) && exists);
-    if needs_server && args.command.is_empty() {
+    let replays_only = mode == Mode::None || (mode == Mode::Once && exists);
+    if !replays_only && args.command.is_empty() {
         bail!("mode {mode} needs the server command after `--`");
     }
     match mode {

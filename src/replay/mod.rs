@@ -7,7 +7,7 @@ mod stdio;
 mod upstream;
 
 pub use engine::{Engine, ReplayConfig, Sink, Summary};
-pub use episodes::NewEpisodes;
+pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER};
 pub use stdio::serve;
 pub use upstream::{Forwarding, Upstream};

@@ -1,7 +1,7 @@
 //! The unmatched-request report: what was asked, what was recorded that
 //! came closest and why it was turned down, and numbered ways to fix it.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::path::Path;
 
 use serde::Serialize;
@@ -453,7 +453,11 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
             fixes.push("If the order of requests does not matter, match by content: pass --strategy keyed\n(or set \"strategy\": \"keyed\" in the cassette's \"rules\")".to_owned());
         }
         Refusal::Missing => {
-            if let Some(pointer) = miss.closest.first().and_then(|c| c.differs_at.as_deref()) {
+            // Ignoring what names the tool, prompt or resource would answer
+            // one with another's recording: never suggest that.
+            let names_the_target = |p: &&str| matches!(*p, "/params/name" | "/params/uri");
+            let pointer = miss.closest.first().and_then(|c| c.differs_at.as_deref());
+            if let Some(pointer) = pointer.filter(|p| !names_the_target(p)) {
                 fixes.push(format!(
                     "If {pointer} changes from run to run, leave it out of matching: add to the cassette's \"rules\":\n\"ignore\": [\"{pointer}\"]\n(or pass --ignore {pointer})"
                 ));
@@ -477,14 +481,7 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
         serde_json::to_string(&case).unwrap_or_default()
     ));
     if command.iter().any(|a| a.contains(crate::redact::MASK)) {
-        let last = fixes.len();
-        let mut note = String::new();
-        let _ = write!(
-            note,
-            "(the recorded server command has masked secrets: put them back before running the commands above)"
-        );
-        fixes[last - 2].push('\n');
-        fixes[last - 2].push_str(&note);
+        fixes.push("The recorded server command has masked secrets: put them back before running the commands above.".to_owned());
     }
     fixes
 }

@@ -3,8 +3,11 @@
 
 mod everything;
 mod library;
+mod matching;
+mod properties;
 mod record;
 mod replay;
 mod rmcp_interop;
+mod run;
 mod session;
 mod support;

@@ -418,3 +418,79 @@ fn server_requests_after_a_notification_and_before_anything_are_replayed() {
         "the log waits for the answer"
     );
 }
+
+#[test]
+fn a_hundred_requests_in_flight_answered_out_of_order_replay_correctly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("concurrent.json");
+    let sleeps: Vec<u64> = (0..100).map(|i| (i * 37) % 100).collect();
+    let send_all = |peer: &mut Peer, order: &mut dyn Iterator<Item = usize>| {
+        for i in order {
+            let params = json!({"name": "sleep", "arguments": {"ms": sleeps[i]}, "_meta": {"progressToken": i}});
+            peer.send(&json!({"jsonrpc": "2.0", "id": format!("req-{i}"), "method": "tools/call", "params": params}));
+        }
+    };
+    let collect = |peer: &mut Peer| -> Vec<(String, String)> {
+        (0..100)
+            .map(|_| {
+                let response = peer.recv();
+                let text = response["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                (response["id"].as_str().unwrap().to_owned(), text)
+            })
+            .collect()
+    };
+
+    let mut recorder = Peer::spawn(crate::support::record_demo(&path));
+    legacy_handshake(&mut recorder);
+    send_all(&mut recorder, &mut (0..100));
+    let live = collect(&mut recorder);
+    let arrival: Vec<&str> = live.iter().map(|(id, _)| id.as_str()).collect();
+    assert_ne!(
+        arrival,
+        (0..100).map(|i| format!("req-{i}")).collect::<Vec<_>>(),
+        "the server answered out of order"
+    );
+    recorder.finish();
+
+    let mut replayed = Peer::spawn(replay(&path));
+    legacy_handshake(&mut replayed);
+    send_all(&mut replayed, &mut (0..100).rev());
+    let answers = collect(&mut replayed);
+    for (id, text) in &answers {
+        let i: usize = id.trim_start_matches("req-").parse().unwrap();
+        assert_eq!(text, &format!("slept {} ms", sleeps[i]), "{id}");
+    }
+    let (status, stderr) = replayed.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn a_cancelled_request_is_never_answered_and_replay_goes_on() {
+    let mut peer = Peer::spawn(replay(&shipped("legacy")));
+    legacy_handshake(&mut peer);
+    peer.send(&json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "summarize", "arguments": {"text": "cassettes make MCP tests fast"}}}));
+    let sampling = peer.recv();
+    assert_eq!(sampling["method"], "sampling/createMessage");
+    peer.notify(
+        "notifications/cancelled",
+        json!({"requestId": 50, "reason": "user gave up"}),
+    );
+    // Answering the server request after cancelling changes nothing.
+    peer.send(&json!({"jsonrpc": "2.0", "id": sampling["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"}}));
+    let next = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hello"}}),
+    );
+    assert!(
+        next.before.is_empty(),
+        "nothing for the cancelled request: {:?}",
+        next.before
+    );
+    assert_eq!(next.text(), "echo: hello");
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+}

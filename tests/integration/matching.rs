@@ -1,0 +1,352 @@
+//! Match rules, strategies and the unmatched-request report, end to end
+//! through `mcpcassette replay`.
+
+use std::path::{Path, PathBuf};
+
+use mcpcassette::cassette::{self, Builder, Direction, Transport};
+use mcpcassette::matching::{Refusal, Rules};
+use mcpcassette::replay::{Context, Miss};
+use serde_json::{Value, json};
+
+use crate::support::peer::Peer;
+use crate::support::{mcpcassette, root};
+
+/// A cassette of `tools/call` interactions answered with the given texts,
+/// with `rules` stored in it.
+fn cassette(dir: &Path, calls: &[(Value, &str)], rules: Value) -> PathBuf {
+    let mut builder = Builder::new(
+        "2026-01-01T00:00:00Z".into(),
+        Transport::Stdio {
+            command: vec!["server".into()],
+        },
+    );
+    for (id, (params, text)) in calls.iter().enumerate() {
+        builder.observe(
+            Direction::ClientToServer,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+        );
+        builder.observe(
+            Direction::ServerToClient,
+            json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}}),
+        );
+    }
+    let mut recorded = builder.finish();
+    recorded.rules = serde_json::from_value(rules).unwrap();
+    let path = dir.join("rules.json");
+    cassette::save(&path, &recorded).unwrap();
+    path
+}
+
+fn replay_with(path: &Path, flags: &[&str]) -> Peer {
+    let mut command = mcpcassette();
+    command.arg("replay").arg(path).args(flags);
+    Peer::spawn(command)
+}
+
+fn call(peer: &mut Peer, params: Value) -> Value {
+    peer.request("tools/call", params).response
+}
+
+fn text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {response}"))
+}
+
+#[test]
+fn ignored_fields_match_whatever_their_value_from_the_cassette_or_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let stored = cassette(
+        dir.path(),
+        &[(
+            json!({"name": "log", "arguments": {"at": "09:00", "nested": {"requestId": "r1", "x": 1}}}),
+            "logged",
+        )],
+        json!({"ignore": ["/params/arguments/at", "/params/**/requestId"]}),
+    );
+    let mut peer = replay_with(&stored, &[]);
+    let live =
+        json!({"name": "log", "arguments": {"at": "17:45", "nested": {"requestId": "r9", "x": 1}}});
+    assert_eq!(text(&call(&mut peer, live)), "logged");
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+
+    let plain = cassette(
+        dir.path(),
+        &[(
+            json!({"name": "echo", "arguments": {"message": "hi", "ts": 1}}),
+            "echo: hi",
+        )],
+        json!({}),
+    );
+    let mut peer = replay_with(&plain, &["--ignore", "/params/arguments/ts"]);
+    assert_eq!(
+        text(&call(
+            &mut peer,
+            json!({"name": "echo", "arguments": {"message": "hi", "ts": 2}})
+        )),
+        "echo: hi"
+    );
+    let mismatch = call(
+        &mut peer,
+        json!({"name": "echo", "arguments": {"message": "other", "ts": 2}}),
+    );
+    assert_eq!(
+        mismatch["error"]["code"], -32000,
+        "only the ignored field is ignored"
+    );
+}
+
+#[test]
+fn per_method_keys_match_on_the_named_parts_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette(
+        dir.path(),
+        &[(
+            json!({"name": "weather", "arguments": {"city": "Paris", "session": "a"}}),
+            "sunny",
+        )],
+        json!({}),
+    );
+    let mut peer = replay_with(
+        &path,
+        &["--key", "tools/call=/params/name,/params/arguments/city"],
+    );
+    assert_eq!(
+        text(&call(
+            &mut peer,
+            json!({"name": "weather", "arguments": {"city": "Paris", "session": "zz"}})
+        )),
+        "sunny"
+    );
+}
+
+#[test]
+fn hand_written_cases_answer_by_recursive_subset_first_match_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = json!({"cases": [
+        {"method": "tools/call", "when": {"name": "weather", "arguments": {"city": "Paris", "days": [1, 2]}}, "result": {"content": [{"type": "text", "text": "two sunny days"}]}},
+        {"method": "tools/call", "when": {"name": "weather"}, "error": {"code": -32010, "message": "unknown city"}},
+        {"method": "tools/call", "when": {"name": "never"}, "result": {"content": []}}
+    ]});
+    let path = cassette(
+        dir.path(),
+        &[(
+            json!({"name": "echo", "arguments": {"message": "hi"}}),
+            "echo: hi",
+        )],
+        rules,
+    );
+    let mut peer = replay_with(&path, &[]);
+    // Recorded interactions come first.
+    assert_eq!(
+        text(&call(
+            &mut peer,
+            json!({"name": "echo", "arguments": {"message": "hi"}})
+        )),
+        "echo: hi"
+    );
+    let paris =
+        json!({"name": "weather", "arguments": {"city": "Paris", "days": [1, 2], "units": "C"}});
+    assert_eq!(
+        text(&call(&mut peer, paris)),
+        "two sunny days",
+        "extra fields in objects are fine"
+    );
+    let other_days = json!({"name": "weather", "arguments": {"city": "Paris", "days": [1, 2, 3]}});
+    assert_eq!(
+        call(&mut peer, other_days)["error"]["code"],
+        -32010,
+        "arrays match by length and position"
+    );
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "cases answered everything: {stderr}");
+    assert!(
+        stderr.contains("hand-written case #2 (tools/call) answered nothing"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn keyed_answers_any_order_and_each_key_in_recorded_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = json!({"name": "a"});
+    let b = json!({"name": "b"});
+    let path = cassette(
+        dir.path(),
+        &[(a.clone(), "a1"), (b.clone(), "b1"), (a.clone(), "a2")],
+        json!({}),
+    );
+    let mut peer = replay_with(&path, &[]);
+    assert_eq!(text(&call(&mut peer, b.clone())), "b1");
+    assert_eq!(text(&call(&mut peer, a.clone())), "a1");
+    assert_eq!(text(&call(&mut peer, a.clone())), "a2");
+    assert_eq!(call(&mut peer, a)["error"]["code"], -32001);
+}
+
+#[test]
+fn sequential_follows_recorded_order_checking_only_the_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette(
+        dir.path(),
+        &[
+            (json!({"name": "a"}), "first"),
+            (json!({"name": "b"}), "second"),
+        ],
+        json!({"strategy": "sequential"}),
+    );
+    let mut peer = replay_with(&path, &[]);
+    assert_eq!(text(&call(&mut peer, json!({"name": "anything"}))), "first");
+    let wrong = peer.request("prompts/get", json!({"name": "b"})).response;
+    assert_eq!(wrong["error"]["code"], mcpcassette::replay::OUT_OF_ORDER);
+    assert_eq!(text(&call(&mut peer, json!({"name": "else"}))), "second");
+}
+
+#[test]
+fn strict_needs_order_and_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette(
+        dir.path(),
+        &[
+            (json!({"name": "a"}), "first"),
+            (json!({"name": "b"}), "second"),
+        ],
+        json!({}),
+    );
+    let mut peer = replay_with(&path, &["--strategy", "strict"]);
+    let early = call(&mut peer, json!({"name": "b"}));
+    assert_eq!(early["error"]["code"], mcpcassette::replay::OUT_OF_ORDER);
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not the request the recording expects next")
+    );
+    assert_eq!(text(&call(&mut peer, json!({"name": "a"}))), "first");
+    assert_eq!(text(&call(&mut peer, json!({"name": "b"}))), "second");
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        stderr.contains(
+            "strategy `strict` answers in recorded order and interaction #0 is due first"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn repeat_last_answers_again_when_a_key_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = json!({"name": "a"});
+    let path = cassette(
+        dir.path(),
+        &[(a.clone(), "a1"), (a.clone(), "a2")],
+        json!({"on_exhausted": "repeat-last"}),
+    );
+    for strategy in ["keyed", "sequential", "strict"] {
+        let mut peer = replay_with(&path, &["--strategy", strategy]);
+        let texts: Vec<String> = (0..4)
+            .map(|_| text(&call(&mut peer, a.clone())).to_owned())
+            .collect();
+        assert_eq!(texts, ["a1", "a2", "a2", "a2"], "{strategy}");
+        let (status, _) = peer.finish();
+        assert!(status.success(), "{strategy}");
+    }
+    let mut peer = replay_with(&path, &["--on-exhausted", "error"]);
+    call(&mut peer, a.clone());
+    call(&mut peer, a.clone());
+    assert_eq!(call(&mut peer, a)["error"]["code"], -32001);
+}
+
+#[test]
+fn unused_interactions_are_listed_and_can_fail_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette(
+        dir.path(),
+        &[(json!({"name": "a"}), "a"), (json!({"name": "b"}), "b")],
+        json!({}),
+    );
+    let report = dir.path().join("report.json");
+    let mut peer = replay_with(
+        &path,
+        &["--fail-on-unused", "--report", report.to_str().unwrap()],
+    );
+    call(&mut peer, json!({"name": "a"}));
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "1 recorded interaction(s) were never used:\n  #1 tools/call {\"name\":\"b\"}"
+        ),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["unused"][0]["interaction"], 1);
+    assert_eq!(report["misses"], json!([]));
+
+    let mut peer = replay_with(&path, &[]);
+    call(&mut peer, json!({"name": "a"}));
+    let (status, _) = peer.finish();
+    assert!(
+        status.success(),
+        "unused alone is not an error without --fail-on-unused"
+    );
+}
+
+#[test]
+fn the_json_report_describes_each_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let mut command = mcpcassette();
+    command
+        .current_dir(root())
+        .args(["replay", "cassettes/demo-legacy.json", "--report"])
+        .arg(&report);
+    let mut peer = Peer::spawn(command);
+    peer.request(
+        "tools/call",
+        json!({"name": "ecko", "arguments": {"message": "hello"}}),
+    );
+    let (status, _) = peer.finish();
+    assert_eq!(status.code(), Some(1));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let miss = &report["misses"][0];
+    assert_eq!(miss["method"], "tools/call");
+    assert_eq!(miss["reason"], "no-match");
+    assert_eq!(miss["closest"].as_array().unwrap().len(), 3);
+    assert_eq!(miss["closest"][0]["differs_at"], "/params/name");
+    assert!(
+        miss["did_you_mean"]
+            .as_str()
+            .unwrap()
+            .contains("tool \"echo\"")
+    );
+    assert_eq!(report["cassette"], "cassettes/demo-legacy.json");
+    assert_eq!(report["mode"], "replay");
+}
+
+/// The human report, whole, for a typo'd tool name and for a request that
+/// ran out of answers.
+#[test]
+fn unmatched_request_report_snapshot() {
+    let path = Path::new("cassettes/demo-legacy.json");
+    let recorded = cassette::load(&root().join(path)).unwrap();
+    let rules = Rules::default();
+    let context = Context {
+        path,
+        mode: "none",
+        rules: &rules,
+    };
+    let typo = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ecko", "arguments": {"message": "hello"}, "_meta": {"progressToken": 3}}});
+    let miss = Miss::new(&recorded, &typo, Refusal::Missing, context);
+    insta::assert_snapshot!("typo", miss.to_string());
+    let echo = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hello"}}});
+    let exhausted = Miss::new(
+        &recorded,
+        &echo,
+        Refusal::Exhausted { answered: 1 },
+        context,
+    );
+    insta::assert_snapshot!("exhausted", exhausted.to_string());
+    insta::assert_json_snapshot!("typo_json", miss);
+}

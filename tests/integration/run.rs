@@ -1,0 +1,202 @@
+//! `mcpcassette run`: record modes, CI detection, and new episodes.
+
+use std::path::Path;
+use std::process::Command;
+
+use mcpcassette::cassette;
+use serde_json::json;
+
+use crate::support::peer::Peer;
+use crate::support::{demo_server_path, mcpcassette};
+
+/// `mcpcassette run --cassette PATH [extra] -- demo_server`, with `env`.
+fn run(cassette: &Path, extra: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut command = mcpcassette();
+    command
+        .env_remove("MCPCASSETTE_MODE")
+        .env_remove("TF_BUILD");
+    command
+        .arg("run")
+        .arg("--cassette")
+        .arg(cassette)
+        .args(extra)
+        .arg("--")
+        .arg(demo_server_path());
+    command.envs(env.iter().copied());
+    command
+}
+
+fn session(command: Command, message: &str) -> (Peer, String) {
+    let mut peer = Peer::spawn(command);
+    let init = peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init.result()["serverInfo"]["name"], "mcpcassette-demo");
+    peer.notify("notifications/initialized", json!({}));
+    let text = peer
+        .request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": message}}),
+        )
+        .text()
+        .to_owned();
+    (peer, text)
+}
+
+#[test]
+fn once_records_when_missing_then_replays_without_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("once.json");
+    let (peer, text) = session(run(&path, &["--mode", "once"], &[]), "first");
+    assert_eq!(text, "echo: first");
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("mode once (as asked): cassette missing: recording"),
+        "{stderr}"
+    );
+    assert!(path.exists());
+
+    // The second run replays: a server command that cannot start proves it.
+    let mut command = mcpcassette();
+    command
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--mode", "once", "--cassette"])
+        .arg(&path)
+        .args(["--", "/nonexistent/server"]);
+    let (peer, text) = session(command, "first");
+    assert_eq!(text, "echo: first");
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("mode once (as asked): replaying"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn auto_is_none_in_ci_and_once_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.json");
+    let output = run(&path, &[], &[("CI", "true")]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("mode none (auto: CI detected)"), "{stderr}");
+    assert!(
+        stderr.contains("auto.json: no such cassette, and mode `none` never records"),
+        "{stderr}"
+    );
+    assert!(!path.exists());
+
+    let (peer, _) = session(run(&path, &[], &[("CI", "false")]), "x");
+    let (status, stderr) = peer.finish();
+    assert!(status.success());
+    assert!(
+        stderr.contains("mode once (auto: not in CI): cassette missing: recording"),
+        "{stderr}"
+    );
+    assert!(path.exists());
+}
+
+#[test]
+fn mcpcassette_mode_switches_a_whole_suite_and_all_records_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.json");
+    let (peer, _) = session(
+        run(&path, &[], &[("MCPCASSETTE_MODE", "all"), ("CI", "1")]),
+        "one",
+    );
+    peer.finish();
+    let (peer, _) = session(
+        run(&path, &[], &[("MCPCASSETTE_MODE", "all"), ("CI", "1")]),
+        "two",
+    );
+    let (_, stderr) = peer.finish();
+    assert!(
+        stderr.contains("mode all (as asked): recording afresh"),
+        "{stderr}"
+    );
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        recorded.contains("echo: two") && !recorded.contains("echo: one"),
+        "all replaces the cassette"
+    );
+}
+
+#[test]
+fn passthrough_forwards_and_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pass.json");
+    let (peer, text) = session(run(&path, &["--mode", "passthrough"], &[]), "live");
+    assert_eq!(text, "echo: live");
+    let (status, _) = peer.finish();
+    assert!(status.success());
+    assert!(!path.exists() && !cassette::journal_path(&path).exists());
+}
+
+#[test]
+fn new_episodes_replays_what_it_has_and_appends_what_it_had_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("episodes.json");
+    let (peer, _) = session(run(&path, &["--mode", "all"], &[]), "old");
+    peer.finish();
+    let before = cassette::load(&path).unwrap().interactions.len();
+
+    let (mut peer, text) = session(run(&path, &["--mode", "new-episodes"], &[]), "old");
+    assert_eq!(text, "echo: old", "replayed from the cassette");
+    let new = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "new"}}),
+    );
+    assert_eq!(new.text(), "echo: new", "forwarded to the server");
+    let progress = peer.request(
+        "tools/call",
+        json!({"name": "count", "arguments": {"steps": 2}, "_meta": {"progressToken": "p"}}),
+    );
+    assert_eq!(progress.with_method("notifications/progress").len(), 2);
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("appended 2 new interaction(s)"), "{stderr}");
+    let after = cassette::load(&path).unwrap();
+    assert_eq!(after.interactions.len(), before + 2);
+
+    // Now everything replays without the server.
+    let mut command = mcpcassette();
+    command
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--mode", "none", "--cassette"])
+        .arg(&path);
+    let (mut peer, _) = session(command, "old");
+    assert_eq!(
+        peer.request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "new"}})
+        )
+        .text(),
+        "echo: new"
+    );
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn modes_that_start_the_server_need_its_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = mcpcassette()
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--mode", "all", "--cassette"])
+        .arg(dir.path().join("x.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("mode all needs the server command after `--`")
+    );
+    let output = mcpcassette()
+        .args(["run", "--mode", "sometimes", "--cassette", "x.json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "clap rejects unknown modes");
+}
