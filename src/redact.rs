@@ -206,3 +206,35 @@ mod tests {
         assert_eq!(mask_command(&args), args);
     }
 }
+
+/// A copy of `value` with token shapes masked in every string (keys are
+/// left alone: they are protocol field names).
+pub fn mask_value(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(mask_tokens(s)),
+        Value::Array(items) => Value::Array(items.iter().map(mask_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), mask_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn masks_strings_not_keys() {
+        let value =
+            json!({"sk-0123456789abcdefgh": ["ghp_0123456789abcdefghij", 3], "maxTokens": "fine"});
+        assert_eq!(
+            mask_value(&value),
+            json!({"sk-0123456789abcdefgh": ["[REDACTED]", 3], "maxTokens": "fine"})
+        );
+    }
+}

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mcpcassette::cassette::{self, Cassette};
 use mcpcassette::matching::{Rules, Selector};
+use mcpcassette::redact;
 use mcpcassette::replay::{Engine, ReplayConfig, Summary, serve};
 use mcpcassette::transport::stdio::process_stdio;
 use serde_json::json;
@@ -116,8 +117,12 @@ pub fn finish(
         );
         for &position in &summary.unused {
             let interaction = &interactions[position];
-            let params = interaction.client.message().get("params");
-            let canonical = mcpcassette::matching::canonical(interaction.method(), params);
+            let params = interaction
+                .client
+                .message()
+                .get("params")
+                .map(redact::mask_value);
+            let canonical = mcpcassette::matching::canonical(interaction.method(), params.as_ref());
             text.push_str(&format!("\n  #{position} {}", shorten(&canonical)));
         }
         tracing::info!("{text}");
@@ -132,7 +137,7 @@ pub fn finish(
         let unused: Vec<_> = summary
             .unused
             .iter()
-            .map(|&p| json!({"interaction": p, "message": interactions[p].client.message()}))
+            .map(|&p| json!({"interaction": p, "message": redact::mask_value(interactions[p].client.message())}))
             .collect();
         let report = json!({
             "cassette": engine.config().path,

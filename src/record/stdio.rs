@@ -54,6 +54,13 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         .map(cassette::recover)
         .transpose()?
         .flatten();
+    // Rules are written by people: a re-recording keeps them.
+    let kept_rules = config
+        .cassette
+        .as_deref()
+        .and_then(|path| cassette::load(path).ok())
+        .map(|old| old.rules)
+        .unwrap_or_default();
     let transport = Transport::Stdio {
         command: redact::mask_command(&config.command),
     };
@@ -101,7 +108,9 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         // what it taped so far is all there is.
         let (builder, journal) = lock(&tape).finish(Builder::new(recorded_at, transport))?;
         interactions = builder.completed();
-        cassette::save(path, &builder.finish())?;
+        let mut recorded = builder.finish();
+        recorded.rules = kept_rules;
+        cassette::save(path, &recorded)?;
         journal.remove()?;
     }
     Ok(RecordOutcome {

@@ -93,7 +93,8 @@ impl Miss {
         let method = crate::jsonrpc::method(request)
             .unwrap_or_default()
             .to_owned();
-        let params = crate::jsonrpc::params(request).cloned();
+        // Reports end up in logs and CI artifacts: token shapes are masked.
+        let params = crate::jsonrpc::params(request).map(crate::redact::mask_value);
         let live = context
             .rules
             .normalize(&method, params.as_ref())
@@ -244,9 +245,8 @@ fn closest(
         .enumerate()
         .filter_map(|(position, interaction)| {
             let request = interaction.request()?;
-            let recorded = rules
-                .normalize(interaction.method(), crate::jsonrpc::params(request))
-                .into_owned();
+            let recorded = rules.normalize(interaction.method(), crate::jsonrpc::params(request));
+            let recorded = crate::redact::mask_value(&recorded);
             let ratio = similarity(&live_text, &matching::canonical_json(&recorded));
             Some((
                 u8::from(interaction.method() == method),

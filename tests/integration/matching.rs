@@ -350,3 +350,32 @@ fn unmatched_request_report_snapshot() {
     insta::assert_snapshot!("exhausted", exhausted.to_string());
     insta::assert_json_snapshot!("typo_json", miss);
 }
+
+#[test]
+fn reports_mask_secrets_in_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette(
+        dir.path(),
+        &[(
+            json!({"name": "login", "arguments": {"token": "ghp_recordedRecordedRecorded00"}}),
+            "ok",
+        )],
+        json!({}),
+    );
+    let report = dir.path().join("report.json");
+    let mut peer = replay_with(&path, &["--report", report.to_str().unwrap()]);
+    let miss = call(
+        &mut peer,
+        json!({"name": "login", "arguments": {"token": "ghp_liveLiveLiveLiveLive0000"}}),
+    );
+    assert_eq!(miss["error"]["code"], -32000);
+    let (_, stderr) = peer.finish();
+    let report = std::fs::read_to_string(&report).unwrap();
+    for text in [&stderr, &report] {
+        assert!(
+            !text.contains("ghp_live") && !text.contains("ghp_recorded"),
+            "{text}"
+        );
+        assert!(text.contains("[REDACTED]"), "{text}");
+    }
+}

@@ -200,3 +200,20 @@ fn modes_that_start_the_server_need_its_command() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "clap rejects unknown modes");
 }
+
+#[test]
+fn re_recording_keeps_the_hand_written_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rules.json");
+    let (peer, _) = session(run(&path, &["--mode", "all"], &[]), "a");
+    peer.finish();
+    let mut edited = cassette::load(&path).unwrap();
+    edited.rules =
+        serde_json::from_value(json!({"ignore": ["/params/arguments/message"]})).unwrap();
+    cassette::save(&path, &edited).unwrap();
+    let (peer, _) = session(run(&path, &["--mode", "all"], &[]), "b");
+    peer.finish();
+    let rerecorded = cassette::load(&path).unwrap();
+    assert_eq!(rerecorded.rules, edited.rules);
+    assert!(std::fs::read_to_string(&path).unwrap().contains("echo: b"));
+}
