@@ -363,6 +363,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
                 },
             })),
             after: vec![],
+            http: None,
         },
         Interaction {
             client: ClientMessage::Notification(
@@ -371,6 +372,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
             during: vec![],
             response: None,
             after: vec![],
+            http: None,
         },
     ];
     let mut id = 1;
@@ -414,6 +416,7 @@ fn echo_interaction(id: u64, key: u64) -> Interaction {
             "result": {"content": [{"type": "text", "text": format!("echo: {message}")}]},
         })),
         after: vec![],
+        http: None,
     }
 }
 

@@ -178,6 +178,7 @@ impl Builder {
             during: Vec::new(),
             response: None,
             after: Vec::new(),
+            http: None,
         });
     }
 

@@ -47,6 +47,94 @@ pub enum Transport {
         /// The server command, with secrets masked.
         command: Vec<String>,
     },
+    /// Streamable HTTP (2025-03-26 and later): one endpoint for POST (and,
+    /// in the legacy era, GET and DELETE).
+    StreamableHttp {
+        /// The upstream URL that was recorded, with secrets masked.
+        url: String,
+        /// The endpoint's path, which replay serves.
+        endpoint: String,
+        /// What the server answered to GET and DELETE on the endpoint.
+        #[serde(default, skip_serializing_if = "HttpEndpointBehaviour::is_empty")]
+        behaviour: HttpEndpointBehaviour,
+    },
+    /// The 2024-11-05 HTTP+SSE transport: GET on the SSE endpoint announces
+    /// the POST endpoint; every server message arrives as `event: message`.
+    HttpSse {
+        /// The upstream SSE URL that was recorded, with secrets masked.
+        url: String,
+        /// The SSE endpoint's path (e.g. `/sse`).
+        sse_endpoint: String,
+        /// The POST endpoint's path as announced, without its query string.
+        post_endpoint: String,
+    },
+}
+
+/// How a recorded HTTP endpoint answered methods other than POST, so that
+/// replay answers them the same way.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HttpEndpointBehaviour {
+    /// Status of `GET` (opening the server's stream): 200, or 405 when the
+    /// server has no GET stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_status: Option<u16>,
+    /// Status of `DELETE` (ending a session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_status: Option<u16>,
+}
+
+impl HttpEndpointBehaviour {
+    /// Nothing recorded.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// How one client message travelled over HTTP, for faithful replay.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HttpExchange {
+    /// The HTTP status of the answer to the POST.
+    pub status: u16,
+    /// Its content type: `application/json`, `text/event-stream`, or absent
+    /// for an answer without a body (202 Accepted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// A body that is not a JSON-RPC message (an HTTP error page, say),
+    /// kept as text so replay can return it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// SSE framing of the answer's stream, one entry per SSE event in order
+    /// (a priming event, then one per message: `during`, then `response`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sse: Vec<SseFrame>,
+    /// Whether the answer issued a session id (`Mcp-Session-Id`). The id
+    /// itself is never stored: replay issues fresh ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub issued_session: bool,
+    /// Whether the request carried a session id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub had_session: bool,
+    /// Milliseconds from the request to each SSE event, for `--pace recorded`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delays_ms: Vec<u64>,
+}
+
+/// One SSE event's framing (its data is the message it carried, or empty
+/// for a priming event).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SseFrame {
+    /// `id:`, if the server sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `event:`, if not the default `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// `retry:`, if sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<u64>,
+    /// A priming event: an id with empty data, carrying no message.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub priming: bool,
 }
 
 /// Protocol era and negotiated version.
@@ -90,6 +178,9 @@ pub struct Interaction {
     /// message (e.g. `notifications/tools/list_changed` after `initialized`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<Event>,
+    /// How the exchange travelled, for cassettes recorded over HTTP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpExchange>,
 }
 
 /// The client side of an interaction.
@@ -173,6 +264,7 @@ mod tests {
             ],
             response: Some(json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
             after: vec![],
+            http: None,
         };
         let text = serde_json::to_string(&interaction).unwrap();
         assert_eq!(

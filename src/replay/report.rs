@@ -432,15 +432,17 @@ fn did_you_mean(cassette: &Cassette, method: &str, params: Option<&Value>) -> Op
 /// Numbered fixes, most likely first.
 fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_>) -> Vec<String> {
     let path = shell_quote(&context.path.display().to_string());
-    let crate::cassette::Transport::Stdio { command } = &cassette.transport;
-    let server = if command.is_empty() {
-        "SERVER CMD".to_owned()
-    } else {
-        command
-            .iter()
-            .map(|a| shell_quote(a))
-            .collect::<Vec<_>>()
-            .join(" ")
+    let no_command = Vec::new();
+    let (command, server) = match &cassette.transport {
+        crate::cassette::Transport::Stdio { command } if !command.is_empty() => {
+            let words: Vec<String> = command.iter().map(|a| shell_quote(a)).collect();
+            (command, words.join(" "))
+        }
+        crate::cassette::Transport::StreamableHttp { url, .. }
+        | crate::cassette::Transport::HttpSse { url, .. } => {
+            (&no_command, format!("--upstream {}", shell_quote(url)))
+        }
+        crate::cassette::Transport::Stdio { .. } => (&no_command, "SERVER CMD".to_owned()),
     };
     let mut fixes = Vec::new();
     match refusal {
