@@ -7,9 +7,9 @@
 //! that write sits between the client and the server, and no thread has to
 //! be woken per message.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 
@@ -96,9 +96,27 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     thread::spawn(move || forward_signals(signals, pid));
 
     let to_server = tape.clone();
-    thread::spawn(move || pump_client_to_server(server_in, to_server));
+    thread::spawn(move || {
+        let stdin = std::io::stdin().lock();
+        pump(
+            stdin,
+            server_in,
+            Direction::ClientToServer,
+            to_server,
+            OnWriteError::Stop,
+        );
+    });
     let to_client = tape.clone();
-    let server_to_client = thread::spawn(move || pump_server_to_client(server_out, to_client));
+    let server_to_client = thread::spawn(move || {
+        let stdout = std::io::stdout().lock();
+        pump(
+            server_out,
+            stdout,
+            Direction::ServerToClient,
+            to_client,
+            OnWriteError::Drain,
+        );
+    });
 
     let status = child.wait().map_err(RecordError::Wait)?;
     let _ = server_to_client.join();
@@ -142,36 +160,28 @@ fn exit_code(status: ExitStatus) -> i32 {
         .unwrap_or(1)
 }
 
-/// Client → server. At end of input the server's stdin is closed, which is
-/// how a stdio client asks a server to shut down.
-fn pump_client_to_server(mut server: ChildStdin, tape: Option<Arc<Mutex<Tape>>>) {
-    let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
-    let mut line = Vec::with_capacity(4096);
-    loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        // Taped before it is forwarded, so a request always precedes the
-        // response it causes.
-        if let Some(tape) = &tape {
-            lock(tape).record(Direction::ClientToServer, &line);
-        }
-        if server
-            .write_all(&line)
-            .and_then(|()| server.flush())
-            .is_err()
-        {
-            break;
-        }
-    }
+/// What a pump does when writing to its destination fails.
+#[derive(Debug, Clone, Copy)]
+enum OnWriteError {
+    /// Stop: the server is gone, nothing more can reach it.
+    Stop,
+    /// Keep reading and recording: the client may have gone, but the server
+    /// must never block on a full pipe.
+    Drain,
 }
 
-/// Server → client, until the server closes its stdout.
-fn pump_server_to_client(server: ChildStdout, tape: Option<Arc<Mutex<Tape>>>) {
-    let mut input = BufReader::with_capacity(64 * 1024, server);
-    let mut output = std::io::stdout().lock();
+/// Copies lines from `input` to `output` unchanged, taping each one before
+/// it is forwarded, so a request always precedes the response it causes.
+/// Ends at end of input; dropping `output` then closes it (for the server's
+/// stdin, that is how a stdio client asks it to shut down).
+fn pump(
+    input: impl Read,
+    mut output: impl Write,
+    direction: Direction,
+    tape: Option<Arc<Mutex<Tape>>>,
+    on_write_error: OnWriteError,
+) {
+    let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();
@@ -180,11 +190,12 @@ fn pump_server_to_client(server: ChildStdout, tape: Option<Arc<Mutex<Tape>>>) {
             Ok(_) => {}
         }
         if let Some(tape) = &tape {
-            lock(tape).record(Direction::ServerToClient, &line);
+            lock(tape).record(direction, &line);
         }
-        // The client may have gone; keep draining so the server never
-        // blocks on a full pipe, and keep recording.
-        let _ = output.write_all(&line).and_then(|()| output.flush());
+        let written = output.write_all(&line).and_then(|()| output.flush());
+        if written.is_err() && matches!(on_write_error, OnWriteError::Stop) {
+            break;
+        }
     }
 }
 
