@@ -9,8 +9,8 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 
 use super::format::{
-    Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,
-    Transport,
+    Cassette, ClientMessage, Event, FORMAT_VERSION, HttpExchange, Interaction, ProtocolInfo,
+    ServerIdentity, Transport,
 };
 use crate::jsonrpc::{self, Kind};
 use crate::matching::Rules;
@@ -75,6 +75,30 @@ impl Builder {
     /// Interactions whose request is answered, or which are notifications.
     pub fn completed(&self) -> usize {
         self.interactions.len() - self.open.len()
+    }
+
+    /// The index the next client request or notification will get: compare
+    /// before and after [`observe`](Self::observe) to learn which
+    /// interaction a client message opened.
+    pub fn next_interaction(&self) -> usize {
+        self.interactions.len()
+    }
+
+    /// The HTTP exchange of interaction `index`, created empty on first
+    /// use; `None` if there is no such interaction. The HTTP recorder fills
+    /// it in as the answer arrives.
+    pub fn http_mut(&mut self, index: usize) -> Option<&mut HttpExchange> {
+        let interaction = self.interactions.get_mut(index)?;
+        Some(interaction.http.get_or_insert_default())
+    }
+
+    /// Gives up on a request whose answer ended without a response (an HTTP
+    /// error, say): it stays in the cassette without one, like a cancelled
+    /// request, and later server traffic is no longer filed under it.
+    pub fn unanswered(&mut self, request_id: &Value) {
+        if let Some(index) = self.in_flight.remove(&jsonrpc::id_key(request_id)) {
+            self.close(index);
+        }
     }
 
     /// Files one message. Messages that are not JSON-RPC are ignored: they

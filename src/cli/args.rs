@@ -28,15 +28,30 @@ pub enum Command {
 
 /// `mcpcassette record`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Example:\n  mcpcassette record --cassette cassettes/demo.json -- node server.js"
-)]
+#[command(after_help = "Examples:
+  mcpcassette record --cassette cassettes/demo.json -- node server.js
+  mcpcassette record --cassette cassettes/remote.json --upstream http://127.0.0.1:3001/mcp --listen 127.0.0.1:0")]
 pub struct RecordArgs {
-    /// The cassette to write (replaced if it exists).
+    /// The cassette to write (replaced if it exists; its rules are kept).
     #[arg(long, value_name = "PATH")]
     pub cassette: PathBuf,
-    /// The server command and its arguments.
-    #[arg(last = true, required = true, value_name = "SERVER CMD")]
+    /// Record a Streamable HTTP server at this URL, as a reverse proxy.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub upstream: Option<String>,
+    /// Where the HTTP proxy listens; the URL is printed on stdout.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:0",
+        requires = "upstream"
+    )]
+    pub listen: std::net::SocketAddr,
+    /// The stdio server command and its arguments.
+    #[arg(
+        last = true,
+        value_name = "SERVER CMD",
+        required_unless_present = "upstream"
+    )]
     pub command: Vec<String>,
 }
 
@@ -49,6 +64,13 @@ pub struct ReplayArgs {
     /// The cassette to serve.
     #[arg(value_name = "CASSETTE")]
     pub cassette: PathBuf,
+    /// Serve Streamable HTTP on this address instead of stdio; the URL is
+    /// printed on stdout.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Timing of SSE events over HTTP: as fast as possible, or as recorded.
+    #[arg(long, value_parser = ["fast", "recorded"], default_value = "fast", requires = "listen")]
+    pub pace: String,
     /// How requests are matched.
     #[command(flatten)]
     pub matching: MatchArgs,

@@ -42,6 +42,38 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// A multi-threaded runtime for the HTTP servers.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// Prints the URL an HTTP server listens on as the first line of stdout,
+/// for scripts and tests to read.
+fn announce(addr: std::net::SocketAddr, endpoint: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "http://{addr}{endpoint}").and_then(|()| stdout.flush());
+    tracing::info!("listening on http://{addr}{endpoint}");
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+}
+
 /// Logs go to stderr: in stdio mode stdout carries the protocol.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCPCASSETTE_LOG")

@@ -4,13 +4,56 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mcpcassette::record::{RecordConfig, record_stdio};
+use std::net::SocketAddr;
+
+use mcpcassette::record::{HttpRecordConfig, RecordConfig, record_stdio};
 
 use super::args::RecordArgs;
 
-/// Records, then exits with the server's own exit status.
+/// Records a stdio server (exiting with its status) or an HTTP one (until
+/// SIGINT or SIGTERM).
 pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
-    record(Some(args.cassette), args.command)
+    match args.upstream {
+        Some(upstream) => record_http(Some(args.cassette), upstream, args.listen),
+        None => record(Some(args.cassette), args.command),
+    }
+}
+
+/// Runs the recording reverse proxy until SIGINT or SIGTERM, then writes
+/// the cassette.
+pub fn record_http(
+    cassette: Option<PathBuf>,
+    upstream: String,
+    listen: SocketAddr,
+) -> anyhow::Result<ExitCode> {
+    let endpoint = http::Uri::try_from(upstream.as_str())
+        .map(|uri| uri.path().to_owned())
+        .with_context(|| format!("not a URL: {upstream}"))?;
+    let config = HttpRecordConfig {
+        cassette: cassette.clone(),
+        upstream,
+        listen,
+    };
+    let outcome = super::runtime()?.block_on(mcpcassette::record::record_http(
+        config,
+        |addr| super::announce(addr, &endpoint),
+        super::shutdown_signal(),
+    ))?;
+    if let Some(recovery) = &outcome.recovered {
+        tracing::warn!(
+            "recovered {} interaction(s) from {} left by an interrupted recording; this recording replaces them",
+            recovery.interactions,
+            recovery.journal.display()
+        );
+    }
+    if let Some(path) = &cassette {
+        tracing::info!(
+            "recorded {} interaction(s) to {}",
+            outcome.interactions,
+            path.display()
+        );
+    }
+    Ok(ExitCode::from(super::exit::OK))
 }
 
 /// Forwards to the server, recording into `cassette` when there is one,

@@ -4,9 +4,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use mcpcassette::cassette::{self, Cassette};
+use mcpcassette::cassette::{self, Cassette, Transport};
 use mcpcassette::matching::{Rules, Selector};
 use mcpcassette::redact;
+use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
 use mcpcassette::replay::{Engine, ReplayConfig, Summary, serve};
 use mcpcassette::transport::stdio::process_stdio;
 use serde_json::json;
@@ -17,7 +18,43 @@ use super::exit;
 /// Serves the cassette on stdin/stdout until the client disconnects.
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let cassette = open(&args.cassette)?;
-    replay(cassette, &args.cassette, "replay", &args.matching)
+    match args.listen {
+        Some(listen) => replay_http(cassette, &args, listen),
+        None => replay(cassette, &args.cassette, "replay", &args.matching),
+    }
+}
+
+/// Serves the cassette over Streamable HTTP until SIGINT or SIGTERM.
+fn replay_http(
+    cassette: Cassette,
+    args: &ReplayArgs,
+    listen: std::net::SocketAddr,
+) -> anyhow::Result<ExitCode> {
+    let rules = resolve_rules(&cassette.rules, &args.matching)?;
+    let endpoint = match &cassette.transport {
+        Transport::StreamableHttp { endpoint, .. } => endpoint.clone(),
+        Transport::HttpSse { sse_endpoint, .. } => sse_endpoint.clone(),
+        Transport::Stdio { .. } => "/mcp".to_owned(),
+    };
+    let config = ReplayConfig {
+        path: args.cassette.clone(),
+        rules: Some(rules),
+        mode: "replay".into(),
+        upstream: None,
+    };
+    let engine = Engine::with_config(cassette, config);
+    let pace = if args.pace == "recorded" {
+        Pace::Recorded
+    } else {
+        Pace::Fast
+    };
+    let summary = super::runtime()?.block_on(serve_http(
+        engine.clone(),
+        HttpReplayConfig { listen, pace },
+        |addr| super::announce(addr, &endpoint),
+        super::shutdown_signal(),
+    ))?;
+    finish(&engine, &summary, &args.matching)
 }
 
 /// Recovers an interrupted recording's journal, if any, and loads.

@@ -25,6 +25,25 @@ pub enum RecordError {
     /// A tape was finished twice (a bug in the recorder).
     #[error("the recording was already finished")]
     TapeFinished,
+    /// The upstream URL is not one the HTTP recorder can use.
+    #[error("invalid upstream URL `{url}`: {reason}")]
+    BadUpstream {
+        /// The URL, with secrets masked.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The upstream is `https://`.
+    #[error("https upstreams need the `tls` feature, which this build does not have")]
+    TlsUpstream,
+    /// The HTTP recorder could not listen where it was told to.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The cassette or its journal could not be written.
     #[error(transparent)]
     Cassette(#[from] CassetteError),

@@ -221,10 +221,26 @@ impl Engine {
 
     /// Handles one JSON-RPC message.
     pub fn handle_message(self: &Arc<Self>, message: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
+        self.handle_message_traced(message, sink, tasks);
+    }
+
+    /// Handles one JSON-RPC message like [`Engine::handle_message`], and
+    /// says which recorded interaction answers it, if one does, so that a
+    /// transport can replay how that answer travelled (HTTP status, SSE
+    /// framing). Matching happens before this returns.
+    pub fn handle_message_traced(
+        self: &Arc<Self>,
+        message: Value,
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+    ) -> Option<usize> {
         match jsonrpc::classify(&message) {
             Ok(Kind::Request) => self.request(message, sink, tasks),
             Ok(Kind::Notification) => self.notification(&message, sink, tasks),
-            Ok(Kind::Response) => self.client_response(message),
+            Ok(Kind::Response) => {
+                self.client_response(message);
+                None
+            }
             Err(invalid) => {
                 let id = jsonrpc::id(&message)
                     .filter(|id| id.is_string() || id.is_number())
@@ -237,24 +253,32 @@ impl Engine {
                     &text,
                     None,
                 ));
+                None
             }
         }
     }
 
-    fn request(self: &Arc<Self>, request: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
+    /// Answers a request; returns the recorded interaction that answers it.
+    fn request(
+        self: &Arc<Self>,
+        request: Value,
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+    ) -> Option<usize> {
         let id = jsonrpc::id(&request).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(&request).unwrap_or_default();
         if let Some(error) = self.version_error(&request) {
             sink.respond(&error.with_id(id));
-            return;
+            return None;
         }
         let handshake = match method {
             "ping" => {
-                if let Some(recorded) = self.handshake("ping") {
+                let recorded = self.handshake("ping");
+                if let Some(recorded) = recorded {
                     self.state().matcher.mark_used(recorded);
                 }
                 sink.respond(&jsonrpc::result_response(id, serde_json::json!({})));
-                return;
+                return recorded;
             }
             "initialize" | "server/discover" => self.handshake(method),
             _ => None,
@@ -269,13 +293,15 @@ impl Engine {
             if method == "initialize" {
                 self.note_version_downgrade(&request, position);
             }
-            return self.start(position, request, sink, tasks);
+            self.start(position, request, sink, tasks);
+            return Some(position);
         }
         // A statement of its own, so the lock is released here.
         let answer = self.state().matcher.request(&self.cassette, &request);
         match answer {
             Ok(Answer::Recorded(position) | Answer::Repeated(position)) => {
                 self.start(position, request, sink, tasks);
+                return Some(position);
             }
             Ok(Answer::Case(case)) => self.answer_case(case, id, sink),
             Err(Refusal::Missing)
@@ -297,6 +323,7 @@ impl Engine {
                 None => self.miss(&request, refusal, sink),
             },
         }
+        None
     }
 
     /// Answers from a hand-written case.
@@ -433,7 +460,13 @@ impl Engine {
         self.state().misses.push(miss);
     }
 
-    fn notification(self: &Arc<Self>, notification: &Value, sink: &Sink, tasks: &mut JoinSet<()>) {
+    /// Takes a notification; returns the recorded interaction it matched.
+    fn notification(
+        self: &Arc<Self>,
+        notification: &Value,
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+    ) -> Option<usize> {
         if jsonrpc::method(notification) == Some("notifications/cancelled") {
             let id = notification
                 .pointer("/params/requestId")
@@ -449,6 +482,7 @@ impl Engine {
         if let Some(position) = position {
             self.start(position, notification.clone(), sink, tasks);
         }
+        position
     }
 
     fn client_response(&self, response: Value) {

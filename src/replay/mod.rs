@@ -2,6 +2,7 @@
 
 mod engine;
 mod episodes;
+pub mod http;
 mod report;
 mod stdio;
 mod upstream;

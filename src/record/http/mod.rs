@@ -1,0 +1,186 @@
+//! Recording a Streamable HTTP (or 2024-11-05 HTTP+SSE) server: a reverse
+//! proxy that forwards every request to the upstream and every answer back,
+//! frame by frame, unchanged, and files a copy of what passes into a
+//! cassette.
+//!
+//! What is recorded where:
+//! - Only MCP traffic: requests to the endpoint (the upstream URL's path)
+//!   and, for HTTP+SSE, to the announced POST endpoint. Anything else (an
+//!   OAuth endpoint beside it, say) is forwarded and never recorded.
+//! - POST bodies are client messages (a batch is several); JSON answers and
+//!   the events of SSE answers are server messages, filed by the same
+//!   [`Builder`](crate::cassette::Builder) as stdio, in the order seen. A
+//!   client message is recorded before it is forwarded, an SSE event before
+//!   it is passed on.
+//! - Each interaction a POST opened gets an `http` exchange: status, media
+//!   type, whether the request carried a session id and the answer had one,
+//!   and a body that is not a JSON-RPC answer (an error page; at most
+//!   64 KiB). SSE framing and delays go on the POST's first interaction only
+//!   (one request, in practice; every message of a batch gets the status).
+//!   An event without a message (no data, or empty data) is a `priming`
+//!   frame.
+//! - A request whose JSON answer or HTTP error ended without its response
+//!   stays without one, and later traffic is not filed under it. One whose
+//!   SSE stream ended without it stays in flight: the answer may come on a
+//!   resumed stream.
+//! - Messages on a GET stream are server messages too: they land in
+//!   `during` of a request in flight, or `after` the last client message;
+//!   their framing is not kept. The first GET's and the first DELETE's
+//!   status on the endpoint go into the transport's `behaviour`.
+//! - An SSE stream on the endpoint whose first event is `event: endpoint`
+//!   makes the cassette an HTTP+SSE one; an absolute announced URL is
+//!   rewritten to point at the proxy (the one change the proxy ever makes
+//!   to a body; the stream is held back until that first event).
+//! - No header is stored. Session ids are masked wherever they would show
+//!   (SSE ids, kept bodies); the URL has its secrets masked. While
+//!   recording, `Accept-Encoding` is not forwarded, so answers arrive
+//!   readable.
+//!
+//! The journal holds messages only: a cassette recovered from it has no
+//! `http` exchanges and no `behaviour`.
+
+mod proxy;
+mod tap;
+mod tee;
+mod upstream;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+use super::error::RecordError;
+use crate::cassette::{self, HttpEndpointBehaviour, Recovery, Transport};
+use proxy::Proxy;
+use tap::Tap;
+use upstream::Upstream;
+
+/// What to record, from where, and where to listen.
+#[derive(Debug, Clone)]
+pub struct HttpRecordConfig {
+    /// The cassette to write; `None` forwards without recording
+    /// (`passthrough`).
+    pub cassette: Option<PathBuf>,
+    /// The upstream endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+    pub upstream: String,
+    /// Where the proxy listens (port 0: any free port).
+    pub listen: SocketAddr,
+}
+
+/// How an HTTP recording ended.
+#[derive(Debug)]
+pub struct HttpRecordOutcome {
+    /// Completed interactions written to the cassette.
+    pub interactions: usize,
+    /// A journal left by an earlier, interrupted recording, recovered into
+    /// the cassette before this recording replaced it.
+    pub recovered: Option<Recovery>,
+}
+
+/// Runs the reverse proxy until `shutdown` resolves, then writes the
+/// cassette. `ready` gets the bound address once the proxy accepts
+/// connections.
+pub async fn record_http(
+    config: HttpRecordConfig,
+    ready: impl FnOnce(SocketAddr) + Send,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<HttpRecordOutcome, RecordError> {
+    let upstream = Upstream::parse(&config.upstream)?;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| RecordError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let listen = listener.local_addr().map_err(|source| RecordError::Bind {
+        addr: config.listen,
+        source,
+    })?;
+    let recovered = config
+        .cassette
+        .as_deref()
+        .map(cassette::recover)
+        .transpose()?
+        .flatten();
+    // Rules are written by people: a re-recording keeps them.
+    let kept_rules = config
+        .cassette
+        .as_deref()
+        .and_then(|path| cassette::load(path).ok())
+        .map(|old| old.rules)
+        .unwrap_or_default();
+    let tap = match &config.cassette {
+        Some(path) => Tap::record(path.clone(), now_rfc3339(), transport(&upstream))?,
+        None => Tap::passthrough(),
+    };
+    let proxy = Arc::new(Proxy::new(upstream, tap.clone(), listen));
+    ready(listen);
+    serve(listener, proxy, shutdown).await;
+    let interactions = tap.finish(kept_rules)?;
+    Ok(HttpRecordOutcome {
+        interactions,
+        recovered,
+    })
+}
+
+/// The transport as first assumed: Streamable HTTP at the upstream's path.
+fn transport(upstream: &Upstream) -> Transport {
+    Transport::StreamableHttp {
+        url: upstream.masked().to_owned(),
+        endpoint: upstream.path().to_owned(),
+        behaviour: HttpEndpointBehaviour::default(),
+    }
+}
+
+/// Accepts connections until `shutdown`, then ends those still open
+/// (streams the client or server kept open have nothing more to record).
+async fn serve(listener: TcpListener, proxy: Arc<Proxy>, shutdown: impl Future<Output = ()>) {
+    let mut connections = JoinSet::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(serve_connection(stream, proxy.clone()));
+                }
+                Err(e) => {
+                    // Out of file descriptors, say: wait, do not spin.
+                    tracing::warn!("cannot accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.shutdown().await;
+}
+
+/// Serves one client connection. A connection that closes without a
+/// request (a readiness probe) ends quietly.
+async fn serve_connection(stream: TcpStream, proxy: Arc<Proxy>) {
+    let _ = stream.set_nodelay(true);
+    let service = service_fn(move |request| proxy.clone().handle(request));
+    if let Err(e) = http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await
+    {
+        tracing::debug!("client connection ended: {e}");
+    }
+}
+
+/// The current time in UTC, RFC 3339, to the second.
+fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

@@ -1,0 +1,272 @@
+//! One proxied request: record what the client sent, forward it, and hand
+//! back the upstream's answer as it streams in.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use super::tap::{Opened, Tap};
+use super::tee::{Announcement, BoxError, Reading, SseParser, Tee, TeeBody};
+use super::upstream::{Upstream, strip_hop_by_hop};
+
+/// The body of every response the proxy sends.
+pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// The session header of Streamable HTTP.
+const SESSION: &str = "mcp-session-id";
+
+/// The reverse proxy, shared by every connection.
+#[derive(Debug)]
+pub(super) struct Proxy {
+    upstream: Upstream,
+    client: Client<HttpConnector, Full<Bytes>>,
+    tap: Tap,
+    /// Where the proxy listens, for URLs that must point at it.
+    listen: SocketAddr,
+    seen_get: AtomicBool,
+    seen_delete: AtomicBool,
+}
+
+/// What the client sent, as far as the recording cares.
+struct Sent {
+    method: Method,
+    /// Sent to the endpoint (not, say, to an OAuth endpoint beside it).
+    on_endpoint: bool,
+    /// Sent to the endpoint or to the announced HTTP+SSE POST endpoint:
+    /// MCP traffic, which is recorded. Nothing else is.
+    is_mcp: bool,
+    had_session: Option<String>,
+    opened: Opened,
+    started: Instant,
+    /// `http://host:port` as the client reached the proxy.
+    origin: String,
+}
+
+impl Proxy {
+    /// A proxy to `upstream`, listening on `listen`, recording into `tap`.
+    pub(super) fn new(upstream: Upstream, tap: Tap, listen: SocketAddr) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Proxy {
+            upstream,
+            client,
+            tap,
+            listen,
+            seen_get: AtomicBool::new(false),
+            seen_delete: AtomicBool::new(false),
+        }
+    }
+
+    /// Handles one request. Never fails: problems become HTTP answers.
+    pub(super) async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+    ) -> Result<Response<ProxyBody>, Infallible> {
+        let started = Instant::now();
+        let (mut parts, body) = request.into_parts();
+        let body = match body.collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(e) => {
+                tracing::warn!("cannot read a request from the client: {e}");
+                return Ok(text_response(
+                    StatusCode::BAD_REQUEST,
+                    "mcpcassette: cannot read the request body\n".into(),
+                ));
+            }
+        };
+        let on_endpoint = parts.uri.path() == self.upstream.path();
+        let is_mcp = on_endpoint || self.tap.post_endpoint().as_deref() == Some(parts.uri.path());
+        let sent = Sent {
+            on_endpoint,
+            is_mcp,
+            had_session: header_text(&parts.headers, SESSION),
+            opened: if parts.method == Method::POST && is_mcp {
+                self.tap.client_body(&body)
+            } else {
+                Opened::default()
+            },
+            started,
+            origin: self.origin(&parts.headers),
+            method: parts.method.clone(),
+        };
+        parts.uri = self.upstream.target(&parts.uri);
+        self.prepare_headers(&mut parts.headers);
+        let forwarded = Request::from_parts(parts, Full::new(body));
+        match self.client.request(forwarded).await {
+            Ok(response) => Ok(self.answer(&sent, response)),
+            Err(e) => Ok(self.unreachable(&sent, &e)),
+        }
+    }
+
+    /// `http://host:port` as the client addressed the proxy.
+    fn origin(&self, headers: &HeaderMap) -> String {
+        let host =
+            header_text(headers, header::HOST.as_str()).unwrap_or_else(|| self.listen.to_string());
+        format!("http://{host}")
+    }
+
+    /// Request headers for the upstream: no hop-by-hop headers, no Host
+    /// (the client sets the upstream's). While recording, no
+    /// Accept-Encoding either, so that answers arrive readable.
+    fn prepare_headers(&self, headers: &mut HeaderMap) {
+        strip_hop_by_hop(headers);
+        headers.remove(header::HOST);
+        if self.tap.is_recording() {
+            headers.remove(header::ACCEPT_ENCODING);
+        }
+    }
+
+    /// Passes the upstream's answer on, reading it into the recording.
+    fn answer(&self, sent: &Sent, response: Response<Incoming>) -> Response<ProxyBody> {
+        let (mut parts, body) = response.into_parts();
+        let status = parts.status.as_u16();
+        let media_type = media_type(&parts.headers);
+        let issued_session = header_text(&parts.headers, SESSION);
+        self.note_behaviour(sent, status);
+        let had_session = sent.had_session.is_some();
+        let issued = issued_session.is_some();
+        self.tap.exchange(&sent.opened.interactions, |http| {
+            http.status = status;
+            http.content_type = media_type.clone();
+            http.had_session = had_session;
+            http.issued_session = issued;
+        });
+        strip_hop_by_hop(&mut parts.headers);
+
+        let is_sse = media_type.as_deref() == Some("text/event-stream");
+        let mut tee = Tee::new(
+            self.tap.clone(),
+            sent.opened.clone(),
+            sent.started,
+            self.reading(sent, &parts.headers, media_type.as_deref()),
+        );
+        tee.upstream = Arc::from(self.upstream.masked());
+        tee.final_answer = status >= 400 || media_type.as_deref() == Some("application/json");
+        tee.secrets = sent
+            .had_session
+            .iter()
+            .chain(&issued_session)
+            .cloned()
+            .collect();
+        if is_sse && sent.method == Method::GET && sent.on_endpoint && self.tap.is_recording() {
+            // The announced URL may be rewritten, changing the length.
+            parts.headers.remove(header::CONTENT_LENGTH);
+            tee.announcement = Some(Announcement::new(
+                sent.origin.clone(),
+                self.upstream.path().to_owned(),
+            ));
+        }
+        Response::from_parts(parts, TeeBody::new(body, tee).boxed_unsync())
+    }
+
+    /// What to read out of an answer of type `media_type`.
+    fn reading(&self, sent: &Sent, headers: &HeaderMap, media_type: Option<&str>) -> Reading {
+        if !self.tap.is_recording() || !sent.is_mcp {
+            return Reading::Nothing;
+        }
+        if headers
+            .get(header::CONTENT_ENCODING)
+            .is_some_and(|encoding| encoding != "identity")
+        {
+            tracing::warn!("the upstream compressed an answer; forwarded but not recorded");
+            return Reading::Nothing;
+        }
+        match media_type {
+            Some("text/event-stream") => Reading::Sse(SseParser::default()),
+            _ if sent.opened.interactions.is_empty() => Reading::Nothing,
+            Some("application/json") => Reading::Json(Vec::new()),
+            _ => Reading::Text(Vec::new()),
+        }
+    }
+
+    /// Records the status of the first GET and the first DELETE on the endpoint.
+    fn note_behaviour(&self, sent: &Sent, status: u16) {
+        if !sent.on_endpoint {
+            return;
+        }
+        let first = |seen: &AtomicBool| !seen.swap(true, Ordering::Relaxed);
+        if sent.method == Method::GET && first(&self.seen_get) {
+            self.tap.behaviour(|b| b.get_status = Some(status));
+        } else if sent.method == Method::DELETE && first(&self.seen_delete) {
+            self.tap.behaviour(|b| b.delete_status = Some(status));
+        }
+    }
+
+    /// 502 for a request the upstream never answered; recorded as such.
+    fn unreachable(
+        &self,
+        sent: &Sent,
+        error: &hyper_util::client::legacy::Error,
+    ) -> Response<ProxyBody> {
+        let reason = error_chain(error);
+        tracing::error!(
+            "cannot reach the upstream {}: {reason}",
+            self.upstream.masked()
+        );
+        let text = format!(
+            "mcpcassette: cannot reach the upstream {}: {reason}\n",
+            self.upstream.masked()
+        );
+        let had_session = sent.had_session.is_some();
+        self.tap.exchange(&sent.opened.interactions, |http| {
+            http.status = StatusCode::BAD_GATEWAY.as_u16();
+            http.content_type = Some("text/plain".into());
+            http.body = Some(text.clone());
+            http.had_session = had_session;
+        });
+        self.tap.unanswered(&sent.opened.request_ids);
+        text_response(StatusCode::BAD_GATEWAY, text)
+    }
+}
+
+/// A plain-text answer of our own.
+fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {
+    let mut response = Response::new(
+        Full::new(Bytes::from(text))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// A header's value as text, if present and readable.
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name)?.to_str().ok().map(str::to_owned)
+}
+
+/// The media type of `Content-Type`, without parameters, lower case.
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let media = value.split(';').next()?.trim().to_ascii_lowercase();
+    (!media.is_empty()).then_some(media)
+}
+
+/// An error and its causes, `: `-separated.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,277 @@
+//! The recording side of the proxy: one shared [`Builder`] and journal that
+//! every connection files what it sees into.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+
+use super::super::error::RecordError;
+use crate::cassette::{
+    self, Builder, Direction, HttpEndpointBehaviour, HttpExchange, Journal, Transport,
+};
+use crate::jsonrpc::{self, Kind};
+
+/// Where a recording goes, or nothing when passing through. Cloning shares it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Tap(Option<Arc<Mutex<Recording>>>);
+
+/// The state of a recording in progress.
+#[derive(Debug)]
+pub(super) struct Recording {
+    path: PathBuf,
+    recorded_at: String,
+    transport: Transport,
+    builder: Builder,
+    /// `None` once the journal failed (forwarding goes on) or was finished.
+    journal: Option<Journal>,
+    /// Whether any message went into the journal yet.
+    journalled: bool,
+}
+
+/// The interactions one POST opened, which its answer is filed under.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Opened {
+    /// One interaction per request and notification, in body order.
+    pub(super) interactions: Vec<usize>,
+    /// Ids of the requests among them.
+    pub(super) request_ids: Vec<Value>,
+}
+
+impl Opened {
+    /// The interaction that gets the answer's SSE framing: the first
+    /// request's, else the first notification's.
+    pub(super) fn primary(&self) -> Option<usize> {
+        self.interactions.first().copied()
+    }
+}
+
+impl Tap {
+    /// A tap that records nothing.
+    pub(super) fn passthrough() -> Self {
+        Tap(None)
+    }
+
+    /// Starts a recording into `path`, journalling beside it.
+    pub(super) fn record(
+        path: PathBuf,
+        recorded_at: String,
+        transport: Transport,
+    ) -> Result<Self, RecordError> {
+        let journal = Journal::create(&path, &recorded_at, &transport)?;
+        let builder = Builder::new(recorded_at.clone(), transport.clone());
+        Ok(Tap(Some(Arc::new(Mutex::new(Recording {
+            path,
+            recorded_at,
+            transport,
+            builder,
+            journal: Some(journal),
+            journalled: false,
+        })))))
+    }
+
+    /// Whether anything is recorded.
+    pub(super) fn is_recording(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn lock(&self) -> Option<MutexGuard<'_, Recording>> {
+        let shared = self.0.as_ref()?;
+        Some(
+            shared
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        )
+    }
+
+    /// The POST endpoint an HTTP+SSE server announced, if it did.
+    pub(super) fn post_endpoint(&self) -> Option<String> {
+        match &self.lock()?.transport {
+            Transport::HttpSse { post_endpoint, .. } => Some(post_endpoint.clone()),
+            _ => None,
+        }
+    }
+
+    /// Files a POST body (one message or a batch) as client messages.
+    pub(super) fn client_body(&self, body: &[u8]) -> Opened {
+        let mut opened = Opened::default();
+        let Some(mut recording) = self.lock() else {
+            return opened;
+        };
+        let Some(messages) = parse_messages(body) else {
+            if !body.trim_ascii().is_empty() {
+                tracing::warn!("a POST body is not JSON; forwarded but not recorded");
+            }
+            return opened;
+        };
+        for message in messages {
+            let request_id = match jsonrpc::classify(&message) {
+                Ok(Kind::Request) => jsonrpc::id(&message).cloned(),
+                _ => None,
+            };
+            let index = recording.builder.next_interaction();
+            recording.observe(Direction::ClientToServer, message);
+            if recording.builder.next_interaction() > index {
+                opened.interactions.push(index);
+                opened.request_ids.extend(request_id);
+            }
+        }
+        opened
+    }
+
+    /// Files server messages; `None` (not JSON) files nothing.
+    pub(super) fn server_messages(&self, messages: Vec<Value>) {
+        if let Some(mut recording) = self.lock() {
+            for message in messages {
+                recording.observe(Direction::ServerToClient, message);
+            }
+        }
+    }
+
+    /// The answer to a POST ended without responses to `request_ids`;
+    /// none will come.
+    pub(super) fn unanswered(&self, request_ids: &[Value]) {
+        if let Some(mut recording) = self.lock() {
+            for id in request_ids {
+                recording.builder.unanswered(id);
+            }
+        }
+    }
+
+    /// Updates the HTTP exchange of each interaction in `indices`.
+    pub(super) fn exchange(&self, indices: &[usize], mut edit: impl FnMut(&mut HttpExchange)) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        for &index in indices {
+            if let Some(http) = recording.builder.http_mut(index) {
+                edit(http);
+            }
+        }
+    }
+
+    /// Files server messages and, in the same step, the SSE frame that
+    /// carried them on the primary interaction (so frames and messages stay
+    /// in one order).
+    pub(super) fn sse_event(
+        &self,
+        primary: Option<usize>,
+        messages: Vec<Value>,
+        edit: impl FnOnce(&mut HttpExchange),
+    ) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        if let Some(http) = primary.and_then(|index| recording.builder.http_mut(index)) {
+            edit(http);
+        }
+        for message in messages {
+            recording.observe(Direction::ServerToClient, message);
+        }
+    }
+
+    /// Records how the endpoint answers methods other than POST.
+    pub(super) fn behaviour(&self, edit: impl FnOnce(&mut HttpEndpointBehaviour)) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        if let Transport::StreamableHttp { behaviour, .. } = &mut recording.transport {
+            edit(behaviour);
+        }
+    }
+
+    /// The server speaks the 2024-11-05 HTTP+SSE transport: its SSE stream
+    /// at `sse_endpoint` announced `post_endpoint`.
+    pub(super) fn found_http_sse(&self, sse_endpoint: &str, post_endpoint: &str) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        let url = match &recording.transport {
+            Transport::StreamableHttp { url, .. } | Transport::HttpSse { url, .. } => url.clone(),
+            Transport::Stdio { .. } => return,
+        };
+        recording.transport = Transport::HttpSse {
+            url,
+            sse_endpoint: sse_endpoint.to_owned(),
+            post_endpoint: post_endpoint.to_owned(),
+        };
+        recording.restart_journal();
+    }
+
+    /// Ends the recording: saves the cassette (keeping `rules` written by
+    /// people) and removes the journal. Returns the completed interactions.
+    pub(super) fn finish(&self, rules: crate::matching::Rules) -> Result<usize, RecordError> {
+        let Some(shared) = &self.0 else {
+            return Ok(0);
+        };
+        let mut recording = shared
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let transport = recording.transport.clone();
+        let fresh = Builder::new(recording.recorded_at.clone(), transport.clone());
+        let builder = std::mem::replace(&mut recording.builder, fresh);
+        let interactions = builder.completed();
+        let mut cassette = builder.finish();
+        cassette.transport = transport;
+        cassette.rules = rules;
+        cassette::save(&recording.path, &cassette)?;
+        match recording.journal.take() {
+            Some(journal) => journal.remove()?,
+            None => {
+                // The journal failed earlier; it may still be on disk.
+                let _ = std::fs::remove_file(cassette::journal_path(&recording.path));
+            }
+        }
+        Ok(interactions)
+    }
+}
+
+impl Recording {
+    /// Journals one message, then files it.
+    fn observe(&mut self, direction: Direction, message: Value) {
+        if let Some(journal) = &mut self.journal {
+            if let Err(e) = journal.append(direction, &message) {
+                // Forwarding must go on; the cassette is still written at the end.
+                tracing::warn!("{e}; the recording is no longer crash-safe");
+                self.journal = None;
+            }
+            self.journalled = true;
+        }
+        self.builder.observe(direction, message);
+    }
+
+    /// Starts the journal again with the current transport in its header,
+    /// if nothing is in it yet (a journal's transport is its first line).
+    fn restart_journal(&mut self) {
+        if self.journalled || self.journal.is_none() {
+            return;
+        }
+        match Journal::create(&self.path, &self.recorded_at, &self.transport) {
+            Ok(journal) => self.journal = Some(journal),
+            Err(e) => {
+                tracing::warn!("{e}; the recording is no longer crash-safe");
+                self.journal = None;
+            }
+        }
+    }
+}
+
+/// A body's JSON-RPC messages: one message, or each message of a batch.
+/// `None` if the body is not JSON.
+pub(super) fn parse_messages(body: &[u8]) -> Option<Vec<Value>> {
+    match serde_json::from_slice(body).ok()? {
+        Value::Array(batch) => Some(batch),
+        message => Some(vec![message]),
+    }
+}
+
+/// Whether every message is a JSON-RPC message and at least one is a
+/// response to a request in `request_ids`.
+pub(super) fn answers(messages: &[Value], request_ids: &[Value]) -> bool {
+    let all_valid = messages.iter().all(|m| jsonrpc::classify(m).is_ok());
+    let answers_one = messages.iter().any(|m| {
+        jsonrpc::classify(m) == Ok(Kind::Response)
+            && jsonrpc::id(m).is_some_and(|id| request_ids.contains(id))
+    });
+    all_valid && answers_one
+}

@@ -1,0 +1,180 @@
+//! The upstream server: where requests go, and which headers travel.
+
+use http::header::{self, HeaderMap, HeaderName};
+use http::uri::{PathAndQuery, Scheme};
+use http::{Uri, uri::Authority};
+
+use super::super::error::RecordError;
+use crate::redact::{self, MASK};
+
+/// The upstream endpoint, parsed once.
+#[derive(Debug, Clone)]
+pub(super) struct Upstream {
+    authority: Authority,
+    /// The endpoint's path, e.g. `/mcp`; the proxy serves it under the same path.
+    path: String,
+    query: Option<String>,
+    /// The URL as it may be written into a cassette.
+    masked: String,
+}
+
+impl Upstream {
+    /// Parses `url`, which must be a plain `http://` URL.
+    pub(super) fn parse(url: &str) -> Result<Self, RecordError> {
+        let bad = |reason: &str| RecordError::BadUpstream {
+            url: mask_url(url),
+            reason: reason.into(),
+        };
+        let uri: Uri = url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
+        match uri.scheme() {
+            Some(scheme) if *scheme == Scheme::HTTP => {}
+            Some(scheme) if *scheme == Scheme::HTTPS => return Err(RecordError::TlsUpstream),
+            _ => return Err(bad("only http:// URLs are supported")),
+        }
+        let authority = uri.authority().cloned().ok_or_else(|| bad("no host"))?;
+        Ok(Upstream {
+            authority,
+            path: uri.path().to_owned(),
+            query: uri.query().map(str::to_owned),
+            masked: mask_url(url),
+        })
+    }
+
+    /// The endpoint's path.
+    pub(super) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The URL with secrets masked.
+    pub(super) fn masked(&self) -> &str {
+        &self.masked
+    }
+
+    /// Where a request for `uri` (as the proxy received it) goes: the same
+    /// path and query on the upstream. A request for the endpoint also gets
+    /// the query the upstream URL carries (e.g. an API key the client never
+    /// sees), before its own.
+    pub(super) fn target(&self, uri: &Uri) -> Uri {
+        let path = uri.path();
+        let query = match (path == self.path, &self.query, uri.query()) {
+            (true, Some(ours), Some(theirs)) => Some(format!("{ours}&{theirs}")),
+            (true, Some(ours), None) => Some(ours.clone()),
+            (_, _, theirs) => theirs.map(str::to_owned),
+        };
+        let path_and_query = match query {
+            Some(query) => format!("{path}?{query}"),
+            None => path.to_owned(),
+        };
+        Uri::builder()
+            .scheme(Scheme::HTTP)
+            .authority(self.authority.clone())
+            .path_and_query(
+                PathAndQuery::try_from(path_and_query)
+                    .unwrap_or_else(|_| PathAndQuery::from_static("/")),
+            )
+            .build()
+            .expect("scheme, authority and path make a URI")
+    }
+}
+
+/// A URL fit for a cassette: a password in it, token-shaped values and the
+/// values of secret-named query parameters are masked.
+pub(super) fn mask_url(url: &str) -> String {
+    let masked = redact::mask_command(&[url.to_owned()])
+        .pop()
+        .unwrap_or_default();
+    let Some((base, query)) = masked.split_once('?') else {
+        return masked;
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|param| match param.split_once('=') {
+            Some((name, _)) if redact::name_looks_secret(name) => format!("{name}={MASK}"),
+            _ => param.to_owned(),
+        })
+        .collect();
+    format!("{base}?{}", params.join("&"))
+}
+
+/// Headers that describe one connection, not the message (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Removes hop-by-hop headers, including those `Connection` names.
+pub(super) fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::try_from(name.trim()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_passwords_tokens_and_secret_parameters() {
+        assert_eq!(
+            mask_url("http://me:hunter2@h:1/mcp?api_key=abc&x=1&token=t"),
+            "http://me:[REDACTED]@h:1/mcp?api_key=[REDACTED]&x=1&token=[REDACTED]"
+        );
+        assert_eq!(
+            mask_url("http://h/mcp?k=ghp_0123456789abcdefghij"),
+            "http://h/mcp?k=[REDACTED]"
+        );
+        assert_eq!(mask_url("http://h/mcp"), "http://h/mcp");
+    }
+
+    #[test]
+    fn targets_keep_path_and_add_the_upstream_query_on_the_endpoint() {
+        let upstream = Upstream::parse("http://127.0.0.1:9/mcp?key=k").unwrap();
+        let target = |uri: &str| upstream.target(&uri.parse().unwrap()).to_string();
+        assert_eq!(target("/mcp"), "http://127.0.0.1:9/mcp?key=k");
+        assert_eq!(target("/mcp?a=1"), "http://127.0.0.1:9/mcp?key=k&a=1");
+        assert_eq!(target("/message?s=1"), "http://127.0.0.1:9/message?s=1");
+    }
+
+    #[test]
+    fn refuses_https_and_other_schemes() {
+        assert!(matches!(
+            Upstream::parse("https://h/mcp"),
+            Err(RecordError::TlsUpstream)
+        ));
+        assert!(matches!(
+            Upstream::parse("ftp://h/mcp"),
+            Err(RecordError::BadUpstream { .. })
+        ));
+    }
+
+    #[test]
+    fn strips_hop_by_hop_headers_and_those_connection_names() {
+        let mut headers = HeaderMap::new();
+        headers.insert("connection", "close, x-hop".parse().unwrap());
+        headers.insert("x-hop", "1".parse().unwrap());
+        headers.insert("transfer-encoding", "chunked".parse().unwrap());
+        headers.insert("x-kept", "1".parse().unwrap());
+        strip_hop_by_hop(&mut headers);
+        assert_eq!(headers.len(), 1);
+        assert!(headers.contains_key("x-kept"));
+    }
+}

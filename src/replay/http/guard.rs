@@ -1,0 +1,236 @@
+//! Checks on request headers that come before any JSON-RPC: who may talk to
+//! the replay (DNS-rebinding protection), what it may answer with, and
+//! which protocol versions it accepts.
+
+use std::net::{IpAddr, SocketAddr};
+
+use http::{HeaderMap, StatusCode, Uri, header};
+
+use super::reply::{self, Response};
+use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
+
+/// `MCP-Protocol-Version`.
+pub(super) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// A header's value as text; `None` when absent or not visible ASCII.
+pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// A browser page elsewhere must not reach a local replay: an `Origin` that
+/// is not loopback, or a `Host` that names neither loopback nor the address
+/// replay listens on, gets 403.
+pub(super) fn check_origin_and_host(
+    headers: &HeaderMap,
+    local: SocketAddr,
+) -> Result<(), Response> {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = origin
+            .to_str()
+            .ok()
+            .and_then(|origin| origin.parse::<Uri>().ok())
+            .and_then(|uri| uri.host().map(str::to_owned));
+        if !host.is_some_and(|host| is_loopback(&host)) {
+            return Err(forbidden("Forbidden: Origin not allowed"));
+        }
+    }
+    if let Some(host) = headers.get(header::HOST) {
+        let host = host
+            .to_str()
+            .ok()
+            .and_then(|host| host.parse::<http::uri::Authority>().ok());
+        let allowed = host.is_some_and(|authority| {
+            let host = authority.host();
+            is_loopback(host) || is_listen_address(host, local)
+        });
+        if !allowed {
+            return Err(forbidden("Forbidden: Host not allowed"));
+        }
+    }
+    Ok(())
+}
+
+fn forbidden(message: &str) -> Response {
+    reply::error(StatusCode::FORBIDDEN, reply::BAD_REQUEST_CODE, message)
+}
+
+/// `localhost`, `127.0.0.0/8` or `::1` (brackets allowed).
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The literal address replay was told to listen on, when that is a
+/// specific one: a user who binds a LAN address means to be reached by it.
+fn is_listen_address(host: &str, local: SocketAddr) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    !local.ip().is_unspecified() && host.parse::<IpAddr>().is_ok_and(|ip| ip == local.ip())
+}
+
+/// What the client's `Accept` allows among the two answers MCP uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Accept {
+    pub json: bool,
+    pub sse: bool,
+}
+
+impl Accept {
+    /// Reads `Accept`; no header accepts anything.
+    pub(super) fn of(headers: &HeaderMap) -> Self {
+        let mut accept = Accept {
+            json: false,
+            sse: false,
+        };
+        let mut any_header = false;
+        for value in headers.get_all(header::ACCEPT) {
+            any_header = true;
+            let Ok(value) = value.to_str() else { continue };
+            for range in value.split(',') {
+                let essence = range.split(';').next().unwrap_or_default().trim();
+                let essence = essence.to_ascii_lowercase();
+                match essence.as_str() {
+                    "*/*" => (accept.json, accept.sse) = (true, true),
+                    "application/*" | "application/json" => accept.json = true,
+                    "text/*" | "text/event-stream" => accept.sse = true,
+                    _ => {}
+                }
+            }
+        }
+        if !any_header {
+            return Accept {
+                json: true,
+                sse: true,
+            };
+        }
+        accept
+    }
+
+    /// Whether any MCP answer is acceptable.
+    pub(super) fn any(self) -> bool {
+        self.json || self.sse
+    }
+}
+
+/// Whether the body is declared as JSON.
+pub(super) fn is_json_body(headers: &HeaderMap) -> bool {
+    header(headers, header::CONTENT_TYPE.as_str()).is_some_and(|value| {
+        let essence = value.split(';').next().unwrap_or_default().trim();
+        essence.eq_ignore_ascii_case("application/json")
+    })
+}
+
+/// Whether `version` is a released protocol version.
+pub(super) fn is_known_version(version: &str) -> bool {
+    LEGACY_VERSIONS.contains(&version) || version == MODERN_VERSION
+}
+
+/// `MCP-Protocol-Version`, when sent, must name a known version (400).
+pub(super) fn check_version_header(headers: &HeaderMap) -> Result<(), Response> {
+    let Some(value) = headers.get(PROTOCOL_VERSION) else {
+        return Ok(());
+    };
+    match value.to_str() {
+        Ok(version) if is_known_version(version) => Ok(()),
+        Ok(version) => Err(reply::error(
+            StatusCode::BAD_REQUEST,
+            reply::BAD_REQUEST_CODE,
+            &format!("Bad Request: Unsupported protocol version: {version}"),
+        )),
+        Err(_) => Err(reply::error(
+            StatusCode::BAD_REQUEST,
+            reply::BAD_REQUEST_CODE,
+            "Bad Request: MCP-Protocol-Version is not text",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    fn local() -> SocketAddr {
+        "127.0.0.1:4000".parse().unwrap()
+    }
+
+    #[test]
+    fn loopback_origins_and_hosts_pass() {
+        for (origin, host) in [
+            ("http://127.0.0.1:9", "127.0.0.1:4000"),
+            ("http://localhost:3000", "localhost:4000"),
+            ("http://[::1]:80", "[::1]:4000"),
+            ("https://LOCALHOST", "localhost"),
+        ] {
+            let map = headers(&[("origin", origin), ("host", host)]);
+            assert!(
+                check_origin_and_host(&map, local()).is_ok(),
+                "{origin} {host}"
+            );
+        }
+    }
+
+    #[test]
+    fn foreign_origins_and_hosts_get_403() {
+        for pairs in [
+            [
+                ("origin", "http://evil.example"),
+                ("host", "127.0.0.1:4000"),
+            ],
+            [("origin", "null"), ("host", "127.0.0.1:4000")],
+            [
+                ("origin", "http://127.0.0.1:1"),
+                ("host", "evil.example:4000"),
+            ],
+        ] {
+            let response = check_origin_and_host(&headers(&pairs), local()).unwrap_err();
+            assert_eq!(response.status(), StatusCode::FORBIDDEN, "{pairs:?}");
+        }
+    }
+
+    #[test]
+    fn the_listen_address_is_an_allowed_host() {
+        let lan: SocketAddr = "192.168.1.5:80".parse().unwrap();
+        let map = headers(&[("host", "192.168.1.5")]);
+        assert!(check_origin_and_host(&map, lan).is_ok());
+        assert!(check_origin_and_host(&map, local()).is_err());
+    }
+
+    #[test]
+    fn accept_reads_media_ranges() {
+        let both = headers(&[("accept", "application/json, text/event-stream")]);
+        assert_eq!(
+            Accept::of(&both),
+            Accept {
+                json: true,
+                sse: true
+            }
+        );
+        let sse = headers(&[("accept", "text/event-stream;q=1")]);
+        assert_eq!(
+            Accept::of(&sse),
+            Accept {
+                json: false,
+                sse: true
+            }
+        );
+        assert!(Accept::of(&HeaderMap::new()).json);
+        assert!(!Accept::of(&headers(&[("accept", "text/html")])).any());
+    }
+
+    #[test]
+    fn version_header_must_be_known() {
+        assert!(check_version_header(&headers(&[(PROTOCOL_VERSION, "2025-06-18")])).is_ok());
+        assert!(check_version_header(&HeaderMap::new()).is_ok());
+        let bad = check_version_header(&headers(&[(PROTOCOL_VERSION, "1999-01-01")]));
+        assert_eq!(bad.unwrap_err().status(), StatusCode::BAD_REQUEST);
+    }
+}

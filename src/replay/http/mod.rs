@@ -1,0 +1,132 @@
+//! Replay over HTTP: the engine served as a Streamable HTTP endpoint.
+//!
+//! The same [`Engine`] matches, rewrites ids and reports misses as over
+//! stdio; this module only decides how each answer travels. An interaction
+//! recorded over HTTP is answered the way it was (status, JSON or SSE, SSE
+//! framing, pacing); one recorded over stdio is answered the way a typical
+//! server would, so any cassette replays over HTTP.
+//!
+//! Legacy cassettes (2025-03-26 … 2025-11-25) get sessions, the GET stream,
+//! DELETE and resumption; modern ones (2026-07-28) are POST-only, stateless,
+//! and have their `Mcp-Method`/`Mcp-Name` headers checked.
+
+// Refusals are whole HTTP responses, returned as errors once per request:
+// boxing them would buy nothing.
+#![allow(clippy::result_large_err)]
+
+mod answer;
+mod flow;
+mod guard;
+mod modern;
+mod plan;
+mod post;
+mod reply;
+mod server;
+mod session;
+mod sse;
+mod stream;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+use super::engine::{Engine, Summary};
+use server::Server;
+
+/// How long open connections get to finish after shutdown is asked for.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Where and how to serve.
+#[derive(Debug, Clone)]
+pub struct HttpReplayConfig {
+    /// The address to bind (`127.0.0.1:0` picks a free port).
+    pub listen: SocketAddr,
+    /// Whether SSE events keep their recorded timing.
+    pub pace: Pace,
+}
+
+/// The timing of replayed SSE events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pace {
+    /// Every event as soon as it is ready.
+    #[default]
+    Fast,
+    /// Each event as long after its request as it came when recorded
+    /// (`http.delays_ms`); interactions without timings go fast.
+    Recorded,
+}
+
+/// Serves the engine over Streamable HTTP until `shutdown` resolves.
+///
+/// `ready` gets the bound address (useful with port 0) once connections are
+/// accepted. On shutdown, open SSE streams end, connections get a short
+/// grace period, and the replay's summary is returned.
+pub async fn serve_http(
+    engine: Arc<Engine>,
+    config: HttpReplayConfig,
+    ready: impl FnOnce(SocketAddr) + Send,
+    shutdown: impl Future<Output = ()> + Send,
+) -> std::io::Result<Summary> {
+    let listener = TcpListener::bind(config.listen).await?;
+    let local = listener.local_addr()?;
+    let server = Arc::new(Server::new(Arc::clone(&engine), config.pace, local));
+    ready(local);
+    let mut connections = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(serve_connection(stream, Arc::clone(&server)));
+                }
+                // Out of descriptors, say: let connections finish first.
+                Err(error) => {
+                    tracing::warn!("accepting a connection failed: {error}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    server.close();
+    let drained = tokio::time::timeout(GRACE, async {
+        while connections.join_next().await.is_some() {}
+    });
+    if drained.await.is_err() {
+        connections.shutdown().await;
+    }
+    engine.client_gone();
+    Ok(engine.summary())
+}
+
+/// Serves one TCP connection, finishing its current exchange on shutdown.
+async fn serve_connection(stream: TcpStream, server: Arc<Server>) {
+    let closed = server.closed();
+    let handler = Arc::clone(&server);
+    let service = service_fn(move |request| {
+        let server = Arc::clone(&handler);
+        async move { Ok::<_, Infallible>(server.handle(request).await) }
+    });
+    let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    let outcome = tokio::select! {
+        outcome = connection.as_mut() => outcome,
+        () = closed => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(error) = outcome {
+        tracing::debug!("HTTP connection ended: {error}");
+    }
+}

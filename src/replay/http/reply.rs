@@ -1,0 +1,121 @@
+//! Building HTTP responses: JSON-RPC error bodies for refusals, JSON
+//! answers, recorded raw bodies, and SSE streams fed from a channel.
+
+use std::convert::Infallible;
+use std::future::Future;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{HeaderValue, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Empty, Full, StreamBody};
+use hyper::body::Frame;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::jsonrpc;
+
+/// Every response body: whole or streamed, never failing.
+pub(super) type Body = UnsyncBoxBody<Bytes, Infallible>;
+/// Every response.
+pub(super) type Response = http::Response<Body>;
+
+/// JSON-RPC code for a request refused at the HTTP level (as the official
+/// TypeScript SDK answers; -32000..-32019 are for implementations).
+pub(super) const BAD_REQUEST_CODE: i64 = -32000;
+/// JSON-RPC code for an unknown or ended session.
+pub(super) const SESSION_NOT_FOUND_CODE: i64 = -32001;
+
+/// The session header.
+pub(super) const SESSION_ID: &str = "mcp-session-id";
+
+/// A JSON-RPC error with id null, for refusals that precede the message.
+pub(super) fn error(status: StatusCode, code: i64, message: &str) -> Response {
+    error_with_id(status, Value::Null, code, message)
+}
+
+/// A JSON-RPC error for a message whose id is known.
+pub(super) fn error_with_id(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
+    let body = jsonrpc::error_response(id, code, message, None);
+    json(
+        status,
+        serde_json::to_vec(&body).expect("JSON values serialise"),
+    )
+}
+
+/// A JSON body.
+pub(super) fn json(status: StatusCode, body: Vec<u8>) -> Response {
+    with_body(
+        status,
+        Some("application/json"),
+        Full::new(Bytes::from(body)).boxed_unsync(),
+    )
+}
+
+/// A body replayed as recorded (an HTTP error page, say).
+pub(super) fn raw(status: StatusCode, content_type: Option<&str>, body: &str) -> Response {
+    let body = Full::new(Bytes::copy_from_slice(body.as_bytes())).boxed_unsync();
+    with_body(status, content_type, body)
+}
+
+/// No body (202 Accepted, a recorded 405, ...).
+pub(super) fn empty(status: StatusCode) -> Response {
+    with_body(status, None, Empty::new().boxed_unsync())
+}
+
+/// 404 for any path but the endpoint.
+pub(super) fn not_found() -> Response {
+    raw(StatusCode::NOT_FOUND, Some("text/plain"), "Not Found")
+}
+
+/// 405, naming the methods that do work.
+pub(super) fn method_not_allowed(allow: &'static str) -> Response {
+    let mut response = error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        BAD_REQUEST_CODE,
+        "Method Not Allowed",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// An SSE stream: each `Bytes` from `events` is one encoded SSE event,
+/// written as it comes. The stream ends when every sender is gone or when
+/// `closed` resolves (server shutdown).
+pub(super) fn sse(
+    status: StatusCode,
+    mut events: mpsc::UnboundedReceiver<Bytes>,
+    closed: impl Future<Output = ()> + Send + 'static,
+) -> Response {
+    let frames = futures_util::stream::poll_fn(move |cx| events.poll_recv(cx))
+        .map(|event| Ok::<_, Infallible>(Frame::data(event)))
+        .take_until(closed);
+    let mut response = with_body(
+        status,
+        Some("text/event-stream"),
+        StreamBody::new(frames).boxed_unsync(),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// Sets the session header on a response.
+pub(super) fn with_session(mut response: Response, session: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(session) {
+        response.headers_mut().insert(SESSION_ID, value);
+    }
+    response
+}
+
+fn with_body(status: StatusCode, content_type: Option<&str>, body: Body) -> Response {
+    let mut response = http::Response::new(body);
+    *response.status_mut() = status;
+    if let Some(value) = content_type.and_then(|c| HeaderValue::from_str(c).ok()) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}

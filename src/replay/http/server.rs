@@ -1,0 +1,158 @@
+//! What the HTTP server knows about the cassette it serves, and routing of
+//! each request to its handler.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http::{HeaderMap, Method, Request, StatusCode};
+use hyper::body::Incoming;
+
+use super::flow::{Closing, Flow, Spill};
+use super::guard::{self, header};
+use super::reply::{self, Response};
+use super::session::{Session, Sessions};
+use super::{Pace, post, stream};
+use crate::cassette::{Cassette, Transport};
+use crate::protocol::Era;
+use crate::replay::engine::Engine;
+
+/// Where a cassette recorded over anything but Streamable HTTP is served.
+const DEFAULT_ENDPOINT: &str = "/mcp";
+
+/// The replay server's state, shared by every connection.
+#[derive(Debug)]
+pub(super) struct Server {
+    pub(super) engine: Arc<Engine>,
+    pub(super) pace: Pace,
+    /// The endpoint's path.
+    endpoint: String,
+    /// 2026-07-28: POST only, stateless, header checks.
+    pub(super) modern: bool,
+    /// Legacy era with sessions (the recorded `initialize` issued one).
+    pub(super) stateful: bool,
+    /// Recorded answers to GET and DELETE.
+    pub(super) get_status: Option<u16>,
+    pub(super) delete_status: Option<u16>,
+    local: SocketAddr,
+    pub(super) sessions: Sessions,
+    closing: Closing,
+}
+
+impl Server {
+    pub(super) fn new(engine: Arc<Engine>, pace: Pace, local: SocketAddr) -> Self {
+        let cassette = engine.cassette();
+        let (endpoint, get_status, delete_status) = match &cassette.transport {
+            Transport::StreamableHttp {
+                endpoint,
+                behaviour,
+                ..
+            } => (
+                normalise(endpoint),
+                behaviour.get_status,
+                behaviour.delete_status,
+            ),
+            _ => (DEFAULT_ENDPOINT.to_owned(), None, None),
+        };
+        let modern = cassette.protocol.era == Era::Modern;
+        let stateful = !modern && initialize_issued_session(cassette);
+        Server {
+            engine,
+            pace,
+            endpoint,
+            modern,
+            stateful,
+            get_status,
+            delete_status,
+            local,
+            sessions: Sessions::default(),
+            closing: Closing::new(),
+        }
+    }
+
+    /// Routes one HTTP request.
+    pub(super) async fn handle(self: &Arc<Self>, request: Request<Incoming>) -> Response {
+        if let Err(refused) = guard::check_origin_and_host(request.headers(), self.local) {
+            return refused;
+        }
+        if request.uri().path() != self.endpoint {
+            return reply::not_found();
+        }
+        match *request.method() {
+            Method::POST => post::handle(self, request).await,
+            Method::GET if !self.modern => stream::get(self, request.headers()),
+            Method::DELETE if !self.modern => stream::delete(self, request.headers()),
+            _ => reply::method_not_allowed(self.allowed_methods()),
+        }
+    }
+
+    /// The `Allow` header of a 405.
+    pub(super) fn allowed_methods(&self) -> &'static str {
+        if self.stateful {
+            "GET, POST, DELETE"
+        } else {
+            "POST"
+        }
+    }
+
+    /// The session a request names: missing → 400, unknown or ended → 404.
+    pub(super) fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+        let Some(id) = header(headers, reply::SESSION_ID) else {
+            return Err(reply::error(
+                StatusCode::BAD_REQUEST,
+                reply::BAD_REQUEST_CODE,
+                "Bad Request: Mcp-Session-Id header is required",
+            ));
+        };
+        self.sessions.get(id).ok_or_else(|| {
+            reply::error(
+                StatusCode::NOT_FOUND,
+                reply::SESSION_NOT_FOUND_CODE,
+                "Session not found",
+            )
+        })
+    }
+
+    /// A new session, with the messages the recording opened with queued
+    /// on its GET stream.
+    pub(super) fn open_session(&self) -> Arc<Session> {
+        let session = self.sessions.create();
+        if !self.engine.cassette().opening.is_empty() {
+            let (mut flow, sink) = Flow::open(Spill::Session(Arc::clone(&session)));
+            self.engine.open(&sink, &mut flow.tasks);
+            drop(sink);
+            flow.drain(self.closed());
+        }
+        session
+    }
+
+    /// Resolves once shutdown has started.
+    pub(super) fn closed(&self) -> impl Future<Output = ()> + Send + 'static {
+        self.closing.closed()
+    }
+
+    /// Starts shutdown: streams end, sessions end.
+    pub(super) fn close(&self) {
+        self.closing.close();
+        self.sessions.clear();
+    }
+}
+
+/// A path with its leading slash.
+fn normalise(endpoint: &str) -> String {
+    if endpoint.starts_with('/') {
+        endpoint.to_owned()
+    } else {
+        format!("/{endpoint}")
+    }
+}
+
+/// Whether the recorded server handed out sessions: its first successful
+/// `initialize` did (always assumed for recordings made without HTTP).
+fn initialize_issued_session(cassette: &Cassette) -> bool {
+    cassette
+        .interactions
+        .iter()
+        .find(|i| i.method() == "initialize" && i.response.is_some())
+        .is_some_and(|i| i.http.as_ref().is_none_or(|http| http.issued_session))
+}
