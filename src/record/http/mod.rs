@@ -31,8 +31,10 @@
 //!   makes the cassette an HTTP+SSE one; an absolute announced URL is
 //!   rewritten to point at the proxy (the one change the proxy ever makes
 //!   to a body; the stream is held back until that first event).
-//! - No header is stored. Session ids are masked wherever they would show
-//!   (SSE ids, kept bodies); the URL has its secrets masked. While
+//! - No header is stored. Session ids (and the query values of an
+//!   announced HTTP+SSE endpoint) are masked wherever they would show: SSE
+//!   ids, kept bodies, and messages that repeat them. The URL has its
+//!   secrets masked. While
 //!   recording, `Accept-Encoding` is not forwarded, so answers arrive
 //!   readable.
 //!

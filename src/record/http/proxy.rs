@@ -87,12 +87,16 @@ impl Proxy {
                 ));
             }
         };
+        let had_session = header_text(&parts.headers, SESSION);
+        if let Some(id) = &had_session {
+            self.tap.note_session(id);
+        }
         let on_endpoint = parts.uri.path() == self.upstream.path();
         let is_mcp = on_endpoint || self.tap.post_endpoint().as_deref() == Some(parts.uri.path());
         let sent = Sent {
             on_endpoint,
             is_mcp,
-            had_session: header_text(&parts.headers, SESSION),
+            had_session,
             opened: if parts.method == Method::POST && is_mcp {
                 self.tap.client_body(&body)
             } else {
@@ -135,6 +139,9 @@ impl Proxy {
         let status = parts.status.as_u16();
         let media_type = media_type(&parts.headers);
         let issued_session = header_text(&parts.headers, SESSION);
+        if let Some(id) = &issued_session {
+            self.tap.note_session(id);
+        }
         self.note_behaviour(sent, status);
         let had_session = sent.had_session.is_some();
         let issued = issued_session.is_some();

@@ -11,6 +11,7 @@ use crate::cassette::{
     self, Builder, Direction, HttpEndpointBehaviour, HttpExchange, Journal, Transport,
 };
 use crate::jsonrpc::{self, Kind};
+use crate::redact::MASK;
 
 /// Where a recording goes, or nothing when passing through. Cloning shares it.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +28,8 @@ pub(super) struct Recording {
     journal: Option<Journal>,
     /// Whether any message went into the journal yet.
     journalled: bool,
+    /// Session ids seen so far, masked in every recorded message.
+    sessions: Vec<String>,
 }
 
 /// The interactions one POST opened, which its answer is filed under.
@@ -67,6 +70,7 @@ impl Tap {
             builder,
             journal: Some(journal),
             journalled: false,
+            sessions: Vec::new(),
         })))))
     }
 
@@ -89,6 +93,20 @@ impl Tap {
         match &self.lock()?.transport {
             Transport::HttpSse { post_endpoint, .. } => Some(post_endpoint.clone()),
             _ => None,
+        }
+    }
+
+    /// A session id was sent or issued: it is never recorded. Servers
+    /// sometimes repeat theirs in messages ("… for session 1c88…").
+    pub(super) fn note_session(&self, id: &str) {
+        // Too short to mask without masking ordinary text too.
+        if id.len() < MIN_MASKED_SESSION {
+            return;
+        }
+        if let Some(mut recording) = self.lock()
+            && !recording.sessions.iter().any(|known| known == id)
+        {
+            recording.sessions.push(id.to_owned());
         }
     }
 
@@ -228,7 +246,10 @@ impl Tap {
 
 impl Recording {
     /// Journals one message, then files it.
-    fn observe(&mut self, direction: Direction, message: Value) {
+    fn observe(&mut self, direction: Direction, mut message: Value) {
+        if !self.sessions.is_empty() {
+            mask_sessions(&mut message, &self.sessions);
+        }
         if let Some(journal) = &mut self.journal {
             if let Err(e) = journal.append(direction, &message) {
                 // Forwarding must go on; the cassette is still written at the end.
@@ -256,6 +277,25 @@ impl Recording {
     }
 }
 
+/// Session ids shorter than this are not masked in messages.
+const MIN_MASKED_SESSION: usize = 8;
+
+/// Replaces every session id in the strings of `value` by the mask.
+fn mask_sessions(value: &mut Value, sessions: &[String]) {
+    match value {
+        Value::String(text) => {
+            for id in sessions {
+                if text.contains(id.as_str()) {
+                    *text = text.replace(id.as_str(), MASK);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| mask_sessions(v, sessions)),
+        Value::Object(map) => map.values_mut().for_each(|v| mask_sessions(v, sessions)),
+        _ => {}
+    }
+}
+
 /// A body's JSON-RPC messages: one message, or each message of a batch.
 /// `None` if the body is not JSON.
 pub(super) fn parse_messages(body: &[u8]) -> Option<Vec<Value>> {
@@ -274,4 +314,33 @@ pub(super) fn answers(messages: &[Value], request_ids: &[Value]) -> bool {
             && jsonrpc::id(m).is_some_and(|id| request_ids.contains(id))
     });
     all_valid && answers_one
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn session_ids_are_masked_in_every_string() {
+        let mut message =
+            json!({"result": {"text": "for session abcdef123456", "n": ["abcdef123456"]}});
+        mask_sessions(&mut message, &["abcdef123456".into()]);
+        assert_eq!(
+            message,
+            json!({"result": {"text": "for session [REDACTED]", "n": ["[REDACTED]"]}})
+        );
+    }
+
+    #[test]
+    fn an_answer_must_respond_to_one_of_the_requests() {
+        let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        let null_id =
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "x"}});
+        let ids = [json!(1)];
+        assert!(answers(std::slice::from_ref(&ok), &ids));
+        assert!(!answers(&[null_id], &ids));
+        assert!(!answers(&[json!({"error": "not json-rpc"})], &ids));
+        assert!(!answers(&[ok], &[json!("1")]), "ids keep their type");
+    }
 }

@@ -194,6 +194,15 @@ impl Tee {
         };
         let (origin, path) = split_origin(url.trim());
         announcement.replace = origin.map(str::to_owned);
+        // The query names the session (`?sessionId=…`).
+        let query = path
+            .split_once('?')
+            .map(|(_, query)| query)
+            .unwrap_or_default();
+        for (_, value) in query.split('&').filter_map(|param| param.split_once('=')) {
+            self.tap.note_session(value);
+            self.secrets.push(value.to_owned());
+        }
         let post_endpoint = path.split(['?', '#']).next().unwrap_or_default();
         self.tap
             .found_http_sse(&announcement.sse_endpoint, post_endpoint);
