@@ -1,1 +1,997 @@
-//! (being written)
+//! Replay over Streamable HTTP ([`serve_http`]).
+//!
+//! Against the shipped demo cassettes, which were recorded over stdio (so
+//! these also show that a cassette replays over either transport), and
+//! against small cassettes crafted with HTTP metadata to check that what
+//! was recorded over HTTP is answered the same way: status, body, SSE
+//! framing, timing. Clients: a plain hyper client, and rmcp's Streamable
+//! HTTP client compared with the same client over stdio.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
+use mcpcassette::matching::OnExhausted;
+use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
+use mcpcassette::replay::{Engine, NO_MATCH, Summary};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::support;
+
+/// How long any one exchange may take before the test calls it stuck.
+const PATIENCE: Duration = Duration::from_secs(10);
+const BOTH: &str = "application/json, text/event-stream";
+const LEGACY_VERSION: &str = "2025-11-25";
+const MODERN_VERSION: &str = "2026-07-28";
+
+// ---------------------------------------------------------------------------
+// A replay server in this process
+
+/// `serve_http` on a free loopback port, until [`Replay::stop`].
+struct Replay {
+    addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<std::io::Result<Summary>>,
+}
+
+impl Replay {
+    async fn start(cassette: Cassette) -> Replay {
+        Replay::start_with(cassette, Pace::Fast).await
+    }
+
+    async fn start_with(cassette: Cassette, pace: Pace) -> Replay {
+        let engine = Engine::new(cassette, Path::new("test-cassette.json"));
+        let config = HttpReplayConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            pace,
+        };
+        let (ready, bound) = oneshot::channel();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve_http(
+            engine,
+            config,
+            move |addr| {
+                let _ = ready.send(addr);
+            },
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        let addr = tokio::time::timeout(PATIENCE, bound)
+            .await
+            .expect("replay bound in time")
+            .expect("replay started");
+        Replay { addr, stop, task }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn http(&self) -> Http {
+        Http {
+            client: Client::builder(TokioExecutor::new()).build_http(),
+            base: self.url(""),
+            path: "/mcp".into(),
+        }
+    }
+
+    async fn stop(self) -> Summary {
+        let _ = self.stop.send(());
+        tokio::time::timeout(PATIENCE, self.task)
+            .await
+            .expect("replay stopped in time")
+            .unwrap()
+            .expect("replay ended cleanly")
+    }
+}
+
+fn demo(name: &str) -> Cassette {
+    cassette::load(&support::root().join("cassettes").join(name)).unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// A plain HTTP client
+
+struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    base: String,
+    path: String,
+}
+
+/// A whole answer.
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Reply {
+    fn text(&self) -> &str {
+        std::str::from_utf8(&self.body).unwrap()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.text()))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(|v| v.to_str().unwrap())
+    }
+
+    fn session(&self) -> String {
+        self.header("mcp-session-id")
+            .expect("an Mcp-Session-Id header")
+            .to_owned()
+    }
+
+    fn content_type(&self) -> &str {
+        self.header("content-type").unwrap_or_default()
+    }
+
+    fn events(&self) -> Vec<SseEvent> {
+        assert_eq!(self.content_type(), "text/event-stream", "{}", self.text());
+        parse_events(self.text())
+    }
+}
+
+/// One SSE event as the client saw it.
+#[derive(Debug, Default)]
+struct SseEvent {
+    id: Option<String>,
+    event: Option<String>,
+    retry: Option<u64>,
+    data: String,
+}
+
+impl SseEvent {
+    fn message(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {:?}", self.data))
+    }
+}
+
+fn parse_events(text: &str) -> Vec<SseEvent> {
+    text.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let mut event = SseEvent::default();
+            for line in block.lines() {
+                let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match field {
+                    "id" => event.id = Some(value.to_owned()),
+                    "event" => event.event = Some(value.to_owned()),
+                    "retry" => event.retry = value.parse().ok(),
+                    "data" => event.data.push_str(value),
+                    _ => {}
+                }
+            }
+            event
+        })
+        .collect()
+}
+
+impl Http {
+    fn at(mut self, path: &str) -> Http {
+        self.path = path.into();
+        self
+    }
+
+    /// A request to the endpoint with the usual headers; `headers` are
+    /// added last, replacing those (an empty value removes one).
+    fn request(
+        &self,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: Bytes,
+    ) -> Request<Full<Bytes>> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(format!("{}{}", self.base, self.path))
+            .body(Full::new(body))
+            .unwrap();
+        let map = request.headers_mut();
+        map.insert("accept", BOTH.parse().unwrap());
+        map.insert("content-type", "application/json".parse().unwrap());
+        for (name, value) in headers {
+            let name: http::HeaderName = name.parse().unwrap();
+            if value.is_empty() {
+                map.remove(&name);
+            } else {
+                map.insert(name, value.parse().unwrap());
+            }
+        }
+        request
+    }
+
+    async fn send(&self, request: Request<Full<Bytes>>) -> Reply {
+        let (status, headers, body) = self.open(request).await;
+        let body = tokio::time::timeout(PATIENCE, body.collect())
+            .await
+            .expect("the body ended in time")
+            .unwrap()
+            .to_bytes();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// Sends and returns the body unread (for streams that stay open).
+    async fn open(&self, request: Request<Full<Bytes>>) -> (StatusCode, HeaderMap, Incoming) {
+        let response = tokio::time::timeout(PATIENCE, self.client.request(request))
+            .await
+            .expect("an answer in time")
+            .expect("the request went through");
+        let (parts, body) = response.into_parts();
+        (parts.status, parts.headers, body)
+    }
+
+    async fn post(&self, message: &Value, headers: &[(&str, &str)]) -> Reply {
+        let body = Bytes::from(serde_json::to_vec(message).unwrap());
+        self.send(self.request(Method::POST, headers, body)).await
+    }
+
+    async fn without_body(&self, method: Method, headers: &[(&str, &str)]) -> Reply {
+        self.send(self.request(method, headers, Bytes::new())).await
+    }
+
+    /// `initialize` as a legacy client sends it; returns the session.
+    async fn initialize(&self) -> String {
+        let reply = self.post(&initialize_request("init"), &[]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let session = reply.session();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let reply = self.post(&initialized, &session_headers(&session)).await;
+        assert_eq!(reply.status, StatusCode::ACCEPTED);
+        session
+    }
+}
+
+fn session_headers(session: &str) -> [(&str, &str); 2] {
+    [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", LEGACY_VERSION),
+    ]
+}
+
+fn initialize_request(id: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": LEGACY_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "http-replay-test", "version": "9.9.9"},
+    }})
+}
+
+fn call(id: Value, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+}
+
+fn echo(id: Value) -> Value {
+    call(id, "echo", json!({"message": "hello"}))
+}
+
+fn tool_text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no tool text in {response}"))
+}
+
+// ---------------------------------------------------------------------------
+// Legacy era, from a stdio recording
+
+#[tokio::test]
+async fn legacy_sessions_are_issued_required_and_ended() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let http = replay.http();
+
+    let reply = http.post(&initialize_request("init-7"), &[]).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.content_type(), "application/json");
+    let init = reply.json();
+    assert_eq!(init["id"], "init-7");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcpcassette-demo");
+    let session = reply.session();
+    assert_eq!(session.len(), 32, "{session}");
+
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let reply = http.post(&initialized, &session_headers(&session)).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED);
+    assert!(reply.body.is_empty());
+
+    let reply = http
+        .post(&echo(json!(42)), &session_headers(&session))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let response = reply.json();
+    assert_eq!(response["id"], 42, "the live id, not the recorded one");
+    assert_eq!(tool_text(&response), "echo: hello");
+
+    let reply = http.post(&echo(json!(43)), &[]).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "no session");
+    assert_eq!(reply.json()["id"], Value::Null);
+    let reply = http
+        .post(&echo(json!(44)), &[("mcp-session-id", "bogus")])
+        .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "unknown session");
+    assert_eq!(reply.json()["id"], Value::Null);
+    assert!(reply.json()["error"]["code"].is_i64());
+    let reply = http
+        .post(
+            &echo(json!(45)),
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "1999-01-01"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::BAD_REQUEST,
+        "unknown protocol version"
+    );
+
+    // Every initialize gets a fresh session.
+    let other = http.post(&initialize_request("again"), &[]).await.session();
+    assert_ne!(other, session);
+
+    let reply = http
+        .without_body(Method::DELETE, &session_headers(&session))
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let reply = http
+        .post(&echo(json!(46)), &session_headers(&session))
+        .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "deleted session");
+    let reply = http
+        .without_body(Method::DELETE, &session_headers(&session))
+        .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "deleted twice");
+    let reply = http.post(&echo(json!(47)), &session_headers(&other)).await;
+    assert_eq!(reply.status, StatusCode::OK, "other sessions live on");
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn foreign_origins_and_hosts_are_refused() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let http = replay.http();
+    let message = initialize_request("x");
+    let evil = http
+        .post(&message, &[("origin", "http://evil.example")])
+        .await;
+    assert_eq!(evil.status, StatusCode::FORBIDDEN);
+    let rebound = http.post(&message, &[("host", "evil.example")]).await;
+    assert_eq!(rebound.status, StatusCode::FORBIDDEN);
+    let local = http
+        .post(&message, &[("origin", "http://localhost:5173")])
+        .await;
+    assert_eq!(local.status, StatusCode::OK);
+    let elsewhere = replay.http().at("/other").post(&message, &[]).await;
+    assert_eq!(elsewhere.status, StatusCode::NOT_FOUND);
+    let put = http.without_body(Method::PUT, &[]).await;
+    assert_eq!(put.status, StatusCode::METHOD_NOT_ALLOWED);
+    let text = http.post(&message, &[("content-type", "text/plain")]).await;
+    assert_eq!(text.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let html = http.post(&message, &[("accept", "text/html")]).await;
+    assert_eq!(html.status, StatusCode::NOT_ACCEPTABLE);
+    let broken = http
+        .send(http.request(Method::POST, &[], Bytes::from_static(b"{not json")))
+        .await;
+    assert_eq!(broken.status, StatusCode::BAD_REQUEST);
+    assert_eq!(broken.json()["error"]["code"], -32700);
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn progress_travels_on_an_sse_answer_in_order_then_the_response() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let mut count = call(json!("c-1"), "count", json!({"steps": 3}));
+    count["params"]["_meta"] = json!({"progressToken": "live-token"});
+    let reply = http.post(&count, &session_headers(&session)).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let messages: Vec<Value> = reply.events().iter().map(SseEvent::message).collect();
+    assert_eq!(messages.len(), 5, "{messages:#?}");
+    for (step, progress) in messages[..3].iter().enumerate() {
+        assert_eq!(progress["method"], "notifications/progress");
+        assert_eq!(progress["params"]["progressToken"], "live-token");
+        assert_eq!(progress["params"]["progress"], step + 1);
+    }
+    assert_eq!(messages[3]["method"], "notifications/message");
+    assert_eq!(messages[4]["id"], "c-1");
+    assert_eq!(tool_text(&messages[4]), "counted 3 steps");
+
+    // A client that takes only SSE gets even a plain answer as a stream.
+    let reply = http
+        .post(
+            &echo(json!(5)),
+            &[
+                ("mcp-session-id", &session),
+                ("accept", "text/event-stream"),
+            ],
+        )
+        .await;
+    let events = reply.events();
+    assert_eq!(events.len(), 1);
+    assert_eq!(tool_text(&events[0].message()), "echo: hello");
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn server_requests_travel_on_the_request_stream_and_answers_come_by_post() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let headers = session_headers(&session);
+    let summarize = call(
+        json!(20),
+        "summarize",
+        json!({"text": "cassettes make MCP tests fast"}),
+    );
+    let body = Bytes::from(serde_json::to_vec(&summarize).unwrap());
+    let (status, answer_headers, mut stream) =
+        http.open(http.request(Method::POST, &headers, body)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer_headers["content-type"], "text/event-stream");
+    let asked = read_events(&mut stream, 1).await[0].message();
+    assert_eq!(asked["method"], "sampling/createMessage");
+
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "a short summary"},
+        "model": "test-model"}});
+    let reply = http.post(&answer, &headers).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED);
+    assert!(reply.body.is_empty());
+
+    let response = read_events(&mut stream, 1).await[0].message();
+    assert_eq!(response["id"], 20);
+    assert_eq!(tool_text(&response), "summary: a short summary");
+    let end = tokio::time::timeout(PATIENCE, stream.collect()).await;
+    assert!(end.is_ok(), "the stream ends after the response");
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn unmatched_requests_get_the_engine_error_and_batches_an_array() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let headers = session_headers(&session);
+
+    let reply = http
+        .post(&call(json!(9), "no-such-tool", json!({})), &headers)
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let error = reply.json();
+    assert_eq!(error["id"], 9);
+    assert_eq!(error["error"]["code"], NO_MATCH);
+
+    let batch = json!([echo(json!("a")), {"jsonrpc": "2.0", "id": "b", "method": "ping"}]);
+    let reply = http.post(&batch, &headers).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let answers = reply.json();
+    let ids: Vec<&Value> = answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["id"])
+        .collect();
+    assert_eq!(ids, [&json!("a"), &json!("b")], "{answers}");
+
+    let summary = replay.stop().await;
+    assert_eq!(summary.misses.len(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// Modern era, from a stdio recording
+
+fn modern_request(id: i64, method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "http-replay-test", "version": "1"},
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[tokio::test]
+async fn modern_replay_is_post_only_and_checks_its_headers() {
+    let replay = Replay::start(demo("demo-modern.json")).await;
+    let http = replay.http();
+    let version = ("mcp-protocol-version", MODERN_VERSION);
+
+    for method in [Method::GET, Method::DELETE] {
+        let reply = http.without_body(method.clone(), &[version]).await;
+        assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(reply.header("allow"), Some("POST"));
+    }
+
+    let discover = modern_request(1, "server/discover", json!({}));
+    let reply = http
+        .post(&discover, &[version, ("mcp-method", "server/discover")])
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert!(reply.header("mcp-session-id").is_none(), "no sessions");
+    assert_eq!(
+        reply.json()["result"]["supportedVersions"][0],
+        MODERN_VERSION
+    );
+
+    let echo = modern_request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hello"}}),
+    );
+    let wrong_method = [version, ("mcp-method", "tools/list"), ("mcp-name", "echo")];
+    let reply = http.post(&echo, &wrong_method).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.json()["error"]["code"], -32020);
+    assert_eq!(reply.json()["id"], 2);
+    let wrong_name = [version, ("mcp-method", "tools/call"), ("mcp-name", "add")];
+    let reply = http.post(&echo, &wrong_name).await;
+    assert_eq!(reply.json()["error"]["code"], -32020);
+    let no_name = [version, ("mcp-method", "tools/call")];
+    let reply = http.post(&echo, &no_name).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+
+    let right = [version, ("mcp-method", "tools/call"), ("mcp-name", "echo")];
+    let reply = http.post(&echo, &right).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(tool_text(&reply.json()), "echo: hello");
+    assert_eq!(reply.json()["id"], 2);
+    replay.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// Cassettes recorded over HTTP
+
+/// Builds a cassette from messages in the order they travelled.
+fn crafted(transport: Transport, traffic: Vec<(Direction, Value)>) -> Cassette {
+    let mut builder = Builder::new("2026-11-29T00:00:00Z".into(), transport);
+    for (direction, message) in traffic {
+        builder.observe(direction, message);
+    }
+    builder.finish()
+}
+
+fn streamable(endpoint: &str, get_status: Option<u16>) -> Transport {
+    Transport::StreamableHttp {
+        url: format!("http://upstream.invalid{endpoint}"),
+        endpoint: endpoint.into(),
+        behaviour: HttpEndpointBehaviour {
+            get_status,
+            delete_status: None,
+        },
+    }
+}
+
+/// Sets interaction `index`'s HTTP exchange from JSON.
+fn set_http(cassette: &mut Cassette, index: usize, http: Value) {
+    cassette.interactions[index].http = Some(serde_json::from_value(http).unwrap());
+}
+
+fn legacy_traffic() -> Vec<(Direction, Value)> {
+    use Direction::{ClientToServer as C, ServerToClient as S};
+    let init_result = json!({"protocolVersion": LEGACY_VERSION, "capabilities": {"tools": {}},
+                             "serverInfo": {"name": "crafted", "version": "1"}});
+    vec![
+        (C, initialize_request("1")),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "id": "1", "result": init_result}),
+        ),
+        (
+            C,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        ),
+        (C, call(json!(2), "boom", json!({}))),
+        (
+            C,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "slow", "arguments": {}, "_meta": {"progressToken": 3}}}),
+        ),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": 3, "progress": 1}}),
+        ),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "slow done"}]}}),
+        ),
+    ]
+}
+
+/// Interaction 0 initialize, 1 initialized (list_changed after), 2 `boom`
+/// (a recorded 500 page), 3 `slow` (framed SSE, delays).
+fn legacy_http_cassette(delays: [u64; 3]) -> Cassette {
+    let mut cassette = crafted(streamable("/rpc", Some(405)), legacy_traffic());
+    cassette.rules.on_exhausted = OnExhausted::RepeatLast;
+    set_http(
+        &mut cassette,
+        0,
+        json!({"status": 200, "content_type": "application/json", "issued_session": true}),
+    );
+    set_http(
+        &mut cassette,
+        1,
+        json!({"status": 202, "had_session": true}),
+    );
+    set_http(
+        &mut cassette,
+        2,
+        json!({"status": 500, "content_type": "text/plain", "body": "upstream exploded"}),
+    );
+    set_http(
+        &mut cassette,
+        3,
+        json!({
+            "status": 200, "content_type": "text/event-stream",
+            "sse": [{"id": "p0", "retry": 3000, "priming": true}, {"id": "e1"}, {"id": "r2"}],
+            "delays_ms": delays,
+        }),
+    );
+    cassette
+}
+
+#[tokio::test]
+async fn http_recordings_are_answered_as_recorded() {
+    let replay = Replay::start(legacy_http_cassette([0, 0, 0])).await;
+    let http = replay.http().at("/rpc");
+    let wrong_path = replay.http().post(&initialize_request("1"), &[]).await;
+    assert_eq!(
+        wrong_path.status,
+        StatusCode::NOT_FOUND,
+        "served at the recorded endpoint"
+    );
+
+    let session = http.initialize().await;
+    let headers = session_headers(&session);
+    let get = http.without_body(Method::GET, &headers).await;
+    assert_eq!(get.status, StatusCode::METHOD_NOT_ALLOWED, "as recorded");
+
+    let boom = http
+        .post(&call(json!(7), "boom", json!({})), &headers)
+        .await;
+    assert_eq!(boom.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(boom.content_type(), "text/plain");
+    assert_eq!(boom.text(), "upstream exploded");
+
+    let mut slow = call(json!(8), "slow", json!({}));
+    slow["params"]["_meta"] = json!({"progressToken": "p"});
+    let reply = http.post(&slow, &headers).await;
+    let events = reply.events();
+    assert_eq!(events.len(), 3, "{}", reply.text());
+    assert_eq!(events[0].id.as_deref(), Some("p0"));
+    assert_eq!(events[0].retry, Some(3000));
+    assert!(events[0].data.is_empty(), "a priming event");
+    assert_eq!(events[1].id.as_deref(), Some("e1"));
+    assert_eq!(events[1].message()["params"]["progressToken"], "p");
+    assert_eq!(events[2].id.as_deref(), Some("r2"));
+    assert_eq!(events[2].message()["id"], 8);
+
+    // Without a progress token the progress is dropped, and the response
+    // keeps its recorded id.
+    let reply = http
+        .post(&call(json!(9), "slow", json!({})), &headers)
+        .await;
+    let ids: Vec<_> = reply.events().into_iter().map(|e| e.id).collect();
+    assert_eq!(ids, [Some("p0".into()), Some("r2".into())]);
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn recorded_pace_replays_the_delays() {
+    let slow = |replay: &Replay| {
+        let http = replay.http().at("/rpc");
+        async move {
+            let session = http.initialize().await;
+            let mut request = call(json!(1), "slow", json!({}));
+            request["params"]["_meta"] = json!({"progressToken": 1});
+            let started = std::time::Instant::now();
+            let reply = http.post(&request, &session_headers(&session)).await;
+            assert_eq!(reply.events().len(), 3);
+            started.elapsed()
+        }
+    };
+    let replay = Replay::start_with(legacy_http_cassette([0, 100, 400]), Pace::Recorded).await;
+    let paced = slow(&replay).await;
+    replay.stop().await;
+    assert!(paced >= Duration::from_millis(400), "{paced:?}");
+    let replay = Replay::start_with(legacy_http_cassette([0, 100, 5000]), Pace::Fast).await;
+    let fast = slow(&replay).await;
+    replay.stop().await;
+    assert!(fast < Duration::from_secs(4), "{fast:?}");
+}
+
+/// Reads SSE events from an open stream until `count` have come.
+async fn read_events(body: &mut Incoming, count: usize) -> Vec<SseEvent> {
+    let mut text = String::new();
+    loop {
+        let events = parse_events(&text);
+        if events.len() >= count && text.ends_with("\n\n") {
+            return events;
+        }
+        let frame = tokio::time::timeout(PATIENCE, body.frame())
+            .await
+            .expect("an event in time")
+            .expect("the stream is still open")
+            .unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(std::str::from_utf8(&data).unwrap());
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_unprompted_messages_and_resumes() {
+    let mut cassette = legacy_http_cassette([0, 0, 0]);
+    // This recording's server had a GET stream.
+    cassette.transport = streamable("/rpc", None);
+    let replay = Replay::start(cassette).await;
+    let http = replay.http().at("/rpc");
+    let session = http.initialize().await;
+    let headers = session_headers(&session);
+
+    // `list_changed` followed `initialized`: it waits for the GET stream.
+    let get = http.request(Method::GET, &headers, Bytes::new());
+    let (status, _, mut stream) = http.open(get).await;
+    assert_eq!(status, StatusCode::OK);
+    let events = read_events(&mut stream, 1).await;
+    assert_eq!(events[0].id.as_deref(), Some("get-0"));
+    assert_eq!(
+        events[0].message()["method"],
+        "notifications/tools/list_changed"
+    );
+
+    let second = http.without_body(Method::GET, &headers).await;
+    assert_eq!(
+        second.status,
+        StatusCode::CONFLICT,
+        "one GET stream at a time"
+    );
+    // A client that goes away frees the slot for its reconnection.
+    drop(stream);
+    let reconnect = async {
+        loop {
+            let get = http.request(Method::GET, &headers, Bytes::new());
+            let (status, _, stream) = http.open(get).await;
+            if status == StatusCode::OK {
+                return stream;
+            }
+            assert_eq!(status, StatusCode::CONFLICT);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let stream = tokio::time::timeout(PATIENCE, reconnect)
+        .await
+        .expect("the slot was freed");
+
+    // A request stream resumes after the last id the client saw.
+    let mut slow = call(json!(8), "slow", json!({}));
+    slow["params"]["_meta"] = json!({"progressToken": "p"});
+    http.post(&slow, &headers).await;
+    let mut resume = headers.to_vec();
+    resume.push(("last-event-id", "e1"));
+    let resumed = http.without_body(Method::GET, &resume).await;
+    let events = resumed.events();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].message()["id"], 8);
+    let mut unknown = headers.to_vec();
+    unknown.push(("last-event-id", "never-sent"));
+    let nothing = http.without_body(Method::GET, &unknown).await;
+    assert_eq!(nothing.status, StatusCode::OK);
+    assert!(nothing.events().is_empty());
+
+    // Ending the session ends its GET stream.
+    let deleted = http.without_body(Method::DELETE, &headers).await;
+    assert_eq!(deleted.status, StatusCode::OK);
+    let end = tokio::time::timeout(PATIENCE, stream.collect()).await;
+    assert!(end.expect("the stream ended").is_ok());
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn a_request_never_answered_keeps_its_stream_open_until_shutdown() {
+    use Direction::{ClientToServer as C, ServerToClient as S};
+    let listen =
+        json!({"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen", "params": {}});
+    let discover_result = json!({"supportedVersions": [MODERN_VERSION], "capabilities": {}});
+    let traffic = vec![
+        (C, modern_request(1, "server/discover", json!({}))),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "id": 1, "result": discover_result}),
+        ),
+        (C, listen.clone()),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                   "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "listen:0"}}}),
+        ),
+    ];
+    let replay = Replay::start(crafted(streamable("/mcp", None), traffic)).await;
+    let http = replay.http();
+    let headers = [
+        ("mcp-protocol-version", MODERN_VERSION),
+        ("mcp-method", "subscriptions/listen"),
+    ];
+    let body = Bytes::from(serde_json::to_vec(&listen).unwrap());
+    let (status, answer_headers, mut stream) =
+        http.open(http.request(Method::POST, &headers, body)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer_headers["content-type"], "text/event-stream");
+    let events = read_events(&mut stream, 1).await;
+    assert_eq!(
+        events[0].message()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let still_open = tokio::time::timeout(Duration::from_millis(200), stream.frame()).await;
+    assert!(still_open.is_err(), "the stream stays open");
+    let stopping = tokio::spawn(replay.stop());
+    let end = tokio::time::timeout(PATIENCE, stream.collect()).await;
+    assert!(end.is_ok(), "shutdown ends the stream");
+    stopping.await.unwrap();
+}
+
+#[tokio::test]
+async fn http_sse_recordings_are_served_over_http_sse() {
+    let transport = Transport::HttpSse {
+        url: "http://upstream.invalid/sse".into(),
+        sse_endpoint: "/sse".into(),
+        post_endpoint: "/messages".into(),
+    };
+    let replay = Replay::start(crafted(transport, legacy_traffic())).await;
+    let sse = replay.http().at("/sse");
+    let (status, _, mut stream) = sse
+        .open(sse.request(
+            Method::GET,
+            &[("accept", "text/event-stream")],
+            Bytes::new(),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let announced = read_events(&mut stream, 1).await.remove(0);
+    assert_eq!(announced.event.as_deref(), Some("endpoint"));
+    assert!(
+        announced.data.starts_with("/messages?sessionId="),
+        "{announced:?}"
+    );
+
+    let post = replay.http().at(&announced.data);
+    let reply = post.post(&initialize_request("i"), &[]).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED);
+    let answer = read_events(&mut stream, 1).await.remove(0);
+    assert_eq!(answer.event.as_deref(), Some("message"));
+    assert_eq!(answer.message()["id"], "i");
+    assert_eq!(answer.message()["result"]["serverInfo"]["name"], "crafted");
+
+    let reply = replay
+        .http()
+        .at("/messages")
+        .post(&echo(json!(1)), &[])
+        .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "no sessionId");
+    let reply = replay
+        .http()
+        .at("/messages?sessionId=bogus")
+        .post(&echo(json!(1)), &[])
+        .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND);
+    let reply = replay.http().post(&echo(json!(1)), &[]).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::NOT_FOUND,
+        "no Streamable HTTP endpoint"
+    );
+    let stopping = tokio::spawn(replay.stop());
+    let end = tokio::time::timeout(PATIENCE, stream.collect()).await;
+    assert!(end.is_ok(), "shutdown ends the stream");
+    stopping.await.unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// rmcp's Streamable HTTP client, compared with the same client over stdio
+
+mod rmcp_client {
+    use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+    use rmcp::service::RunningService;
+    use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+    use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Era {
+        Legacy,
+        Modern,
+    }
+
+    async fn connect<T, E, A>(transport: T, era: Era) -> RunningService<RoleClient, ()>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running = match era {
+            Era::Legacy => ().serve(transport).await,
+            Era::Modern => {
+                let lifecycle = ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                };
+                ().serve_with_lifecycle(transport, lifecycle).await
+            }
+        };
+        running.unwrap_or_else(|e| panic!("{era:?} handshake failed: {e}"))
+    }
+
+    /// What the client sees: the tool list and an echo.
+    async fn session(client: RunningService<RoleClient, ()>) -> Value {
+        let tools = client.list_tools(None).await.expect("tools/list");
+        let arguments = json!({"message": "hello"}).as_object().unwrap().clone();
+        let echo = client
+            .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
+            .await
+            .expect("tools/call echo");
+        client.cancel().await.expect("client shut down");
+        json!({"tools": tools, "echo": echo})
+    }
+
+    async fn over_http(cassette: &str, era: Era) -> (Value, Summary) {
+        let replay = Replay::start(demo(cassette)).await;
+        let transport = StreamableHttpClientTransport::from_uri(replay.url("/mcp"));
+        let seen = tokio::time::timeout(PATIENCE, session(connect(transport, era).await))
+            .await
+            .expect("the HTTP session ended in time");
+        (seen, replay.stop().await)
+    }
+
+    async fn over_stdio(cassette: &str, era: Era) -> Value {
+        let path = support::root().join("cassettes").join(cassette);
+        let command = tokio::process::Command::from(support::replay(&path));
+        let transport = TokioChildProcess::new(command).expect("replay started");
+        tokio::time::timeout(PATIENCE, session(connect(transport, era).await))
+            .await
+            .expect("the stdio session ended in time")
+    }
+
+    async fn check(cassette: &str, era: Era) {
+        let (http, summary) = over_http(cassette, era).await;
+        let stdio = over_stdio(cassette, era).await;
+        assert_eq!(http, stdio, "{era:?}: HTTP and stdio replays differ");
+        let text = &http["echo"]["content"][0]["text"];
+        assert_eq!(text, "echo: hello");
+        assert_eq!(http["tools"]["tools"].as_array().unwrap().len(), 9);
+        assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn legacy_rmcp_client_sees_the_same_over_http_and_stdio() {
+        check("demo-legacy.json", Era::Legacy).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn modern_rmcp_client_sees_the_same_over_http_and_stdio() {
+        check("demo-modern.json", Era::Modern).await;
+    }
+}

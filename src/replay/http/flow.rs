@@ -5,12 +5,14 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::session::Session;
+use super::sse;
 use crate::replay::engine::Sink;
 
 /// Server shutdown, as something every stream can wait for.
@@ -37,10 +39,12 @@ impl Closing {
 }
 
 /// Where server messages go that are not part of a request's answer: the
-/// session's GET stream (legacy), or nowhere (modern, or no session).
+/// session's GET stream (legacy), the one stream of the 2024-11-05
+/// HTTP+SSE transport, or nowhere (modern, or no session).
 #[derive(Debug, Clone)]
 pub(super) enum Spill {
     Session(Arc<Session>),
+    Stream(mpsc::UnboundedSender<Bytes>),
     Nowhere,
 }
 
@@ -48,6 +52,9 @@ impl Spill {
     pub(super) fn send(&self, message: Vec<u8>) {
         match self {
             Spill::Session(session) => session.push(message),
+            Spill::Stream(stream) => {
+                let _ = stream.send(sse::encode(&sse::message_frame(), Some(message)));
+            }
             Spill::Nowhere => {
                 tracing::debug!("no stream for a server message outside any answer; dropped");
             }

@@ -8,7 +8,8 @@
 //!
 //! Legacy cassettes (2025-03-26 … 2025-11-25) get sessions, the GET stream,
 //! DELETE and resumption; modern ones (2026-07-28) are POST-only, stateless,
-//! and have their `Mcp-Method`/`Mcp-Name` headers checked.
+//! and have their `Mcp-Method`/`Mcp-Name` headers checked. Cassettes
+//! recorded over the 2024-11-05 HTTP+SSE transport are served over it.
 
 // Refusals are whole HTTP responses, returned as errors once per request:
 // boxing them would buy nothing.
@@ -17,6 +18,7 @@
 mod answer;
 mod flow;
 mod guard;
+mod http_sse;
 mod modern;
 mod plan;
 mod post;

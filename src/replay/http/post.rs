@@ -62,7 +62,7 @@ fn check_media_types(headers: &HeaderMap, accept: Accept) -> Result<(), Response
 /// The body's messages, and whether they came as a batch. A body that is
 /// not JSON, an empty batch, or a single message that is not JSON-RPC gets
 /// 400 with the JSON-RPC error.
-async fn read_messages(body: Incoming) -> Result<(Vec<Value>, bool), Response> {
+pub(super) async fn read_messages(body: Incoming) -> Result<(Vec<Value>, bool), Response> {
     let bytes = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<LengthLimitError>() => {

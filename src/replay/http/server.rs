@@ -10,6 +10,7 @@ use hyper::body::Incoming;
 
 use super::flow::{Closing, Flow, Spill};
 use super::guard::{self, header};
+use super::http_sse::{self, Endpoints, Streams};
 use super::reply::{self, Response};
 use super::session::{Session, Sessions};
 use super::{Pace, post, stream};
@@ -27,6 +28,10 @@ pub(super) struct Server {
     pub(super) pace: Pace,
     /// The endpoint's path.
     endpoint: String,
+    /// The two endpoints of a cassette recorded over 2024-11-05 HTTP+SSE,
+    /// served instead of the Streamable HTTP endpoint.
+    http_sse_endpoints: Option<Endpoints>,
+    pub(super) http_sse: Streams,
     /// 2026-07-28: POST only, stateless, header checks.
     pub(super) modern: bool,
     /// Legacy era with sessions (the recorded `initialize` issued one).
@@ -54,12 +59,25 @@ impl Server {
             ),
             _ => (DEFAULT_ENDPOINT.to_owned(), None, None),
         };
+        let http_sse_endpoints = match &cassette.transport {
+            Transport::HttpSse {
+                sse_endpoint,
+                post_endpoint,
+                ..
+            } => Some(Endpoints {
+                sse: normalise(sse_endpoint),
+                post: normalise(post_endpoint),
+            }),
+            _ => None,
+        };
         let modern = cassette.protocol.era == Era::Modern;
         let stateful = !modern && initialize_issued_session(cassette);
         Server {
             engine,
             pace,
             endpoint,
+            http_sse_endpoints,
+            http_sse: Streams::default(),
             modern,
             stateful,
             get_status,
@@ -74,6 +92,9 @@ impl Server {
     pub(super) async fn handle(self: &Arc<Self>, request: Request<Incoming>) -> Response {
         if let Err(refused) = guard::check_origin_and_host(request.headers(), self.local) {
             return refused;
+        }
+        if let Some(endpoints) = &self.http_sse_endpoints {
+            return http_sse::handle(self, endpoints, request).await;
         }
         if request.uri().path() != self.endpoint {
             return reply::not_found();
@@ -135,6 +156,7 @@ impl Server {
     pub(super) fn close(&self) {
         self.closing.close();
         self.sessions.clear();
+        self.http_sse.clear();
     }
 }
 

@@ -65,7 +65,7 @@ impl Sessions {
 /// A session id: a hash of a counter, the time, the process and the
 /// standard library's random hash keys, so ids never repeat and cannot be
 /// guessed from one another.
-fn fresh_id(count: u64) -> String {
+pub(super) fn fresh_id(count: u64) -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

@@ -21,6 +21,14 @@ pub(super) struct FrameSpec {
     pub priming: bool,
 }
 
+/// The framing of the 2024-11-05 HTTP+SSE transport: `event: message`.
+pub(super) fn message_frame() -> FrameSpec {
+    FrameSpec {
+        event: Some("message".into()),
+        ..FrameSpec::default()
+    }
+}
+
 /// Encodes one SSE event; `data` is a JSON-RPC message, or `None` for a
 /// priming event. Framing that SSE cannot carry (a newline in an id) is
 /// dropped rather than corrupting the stream.
