@@ -1196,3 +1196,34 @@ async fn requests_beside_the_endpoint_are_forwarded_not_recorded() {
     );
     assert!(cassette::load(&path).unwrap().interactions.is_empty());
 }
+
+/// Transport independence: a cassette recorded over HTTP replays over stdio.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cassette_recorded_over_http_replays_over_stdio() {
+    let fake = start_fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("http.json");
+    let recorder = Recorder::start(Some(path.clone()), fake.url()).await;
+    let proxied = script(&fake, &recorder.url("/mcp")).await;
+    recorder.finish().await;
+
+    let path_for_stdio = path.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut peer = crate::support::peer::Peer::spawn(crate::support::replay(&path_for_stdio));
+        let init = peer.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        assert_eq!(init.result(), &initialize_result());
+        peer.notify("notifications/initialized", json!({}));
+        let list = peer.request("tools/list", json!({}));
+        assert!(list.response.get("result").is_some(), "{:?}", list.response);
+        let slow = peer.request("tools/call", json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": "tok"}}));
+        assert!(!slow.with_method("notifications/progress").is_empty(), "{:?}", slow.before);
+        let (status, stderr) = peer.finish();
+        assert!(status.success(), "{stderr}");
+    })
+    .await
+    .unwrap();
+    assert!(!proxied.is_empty());
+}
