@@ -2,6 +2,7 @@
 //! file). Each module tests one area; `support` holds the shared client.
 
 mod everything;
+mod http_interop;
 mod http_record;
 mod http_replay;
 mod library;

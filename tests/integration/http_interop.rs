@@ -1,0 +1,175 @@
+//! rmcp's Streamable HTTP client against a real rmcp server (the
+//! `rmcp_http_server` example) directly, through `record --upstream`, and
+//! against `replay --listen` of that recording, in both eras.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use mcpcassette::cassette;
+use mcpcassette::protocol::Era as CassetteEra;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::support::{demo_server_path, mcpcassette};
+
+/// A child process that prints its URL first and is stopped with SIGINT.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    fn start(mut command: Command) -> Served {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(
+            line.starts_with("http://127.0.0.1:"),
+            "unexpected first line {line:?}"
+        );
+        Served {
+            child,
+            url: line.trim().to_owned(),
+        }
+    }
+
+    /// SIGINT, then wait: record writes its cassette, replay its summary.
+    fn stop(mut self) -> std::process::ExitStatus {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        )
+        .unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rmcp_server() -> Served {
+    Served::start(Command::new(
+        demo_server_path().with_file_name("rmcp_http_server"),
+    ))
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Era {
+    Legacy,
+    Modern,
+}
+
+async fn connect(url: &str, era: Era) -> RunningService<RoleClient, ()> {
+    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+    let running = match era {
+        Era::Legacy => ().serve(transport).await,
+        Era::Modern => {
+            let lifecycle = ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            };
+            ().serve_with_lifecycle(transport, lifecycle).await
+        }
+    };
+    running.unwrap_or_else(|e| panic!("{era:?} handshake with {url} failed: {e}"))
+}
+
+/// What the client sees: server identity, tools, and two calls.
+async fn session(url: &str, era: Era) -> Value {
+    let client = connect(url, era).await;
+    let info = client
+        .peer_info()
+        .map(|i| json!({"server": i.server_info, "capabilities": i.capabilities}));
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let call = |name: &str, arguments: Value| {
+        CallToolRequestParams::new(name.to_owned())
+            .with_arguments(arguments.as_object().unwrap().clone())
+    };
+    let echo = client
+        .call_tool(call("echo", json!({"message": "hello"})))
+        .await
+        .expect("echo");
+    let add = client
+        .call_tool(call("add", json!({"a": 2, "b": 40})))
+        .await
+        .expect("add");
+    client.cancel().await.expect("client shut down");
+    json!({"info": info, "tools": tools, "echo": echo, "add": add})
+}
+
+async fn three_ways(era: Era) {
+    let live = rmcp_server();
+    let direct = session(&live.url, era).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rmcp.json");
+    let mut record = mcpcassette();
+    record.arg("record").arg("--cassette").arg(&path).args([
+        "--upstream",
+        &live.url,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let recorder = Served::start(record);
+    let recorded = session(&recorder.url, era).await;
+    assert!(recorder.stop().success());
+    drop(live);
+
+    let mut replay = mcpcassette();
+    replay
+        .arg("replay")
+        .arg(&path)
+        .args(["--listen", "127.0.0.1:0"]);
+    let replayer = Served::start(replay);
+    let replayed = session(&replayer.url, era).await;
+    assert!(replayer.stop().success(), "replay had misses");
+
+    assert_eq!(
+        direct, recorded,
+        "{era:?}: the proxy changed what the client saw"
+    );
+    assert_eq!(
+        direct, replayed,
+        "{era:?}: replay differs from the live server"
+    );
+    assert_eq!(
+        direct["echo"]["content"][0]["text"], "Echo: hello",
+        "{direct}"
+    );
+    assert_eq!(direct["add"]["structuredContent"]["sum"], 42.0);
+    let saved = cassette::load(&path).unwrap();
+    let expected = match era {
+        Era::Legacy => CassetteEra::Legacy,
+        Era::Modern => CassetteEra::Modern,
+    };
+    assert_eq!(saved.protocol.era, expected);
+    assert!(
+        saved
+            .interactions
+            .iter()
+            .all(|i| i.request().is_none() || i.http.is_some()),
+        "HTTP metadata on every request"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_http_client_legacy_direct_recorded_replayed() {
+    three_ways(Era::Legacy).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_http_client_modern_direct_recorded_replayed() {
+    three_ways(Era::Modern).await;
+}
