@@ -114,9 +114,68 @@ pub struct HttpExchange {
     /// Whether the request carried a session id.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub had_session: bool,
+    /// The circumstances that decided the answer besides the body, when
+    /// they were out of the ordinary (a missing or unknown session, a
+    /// foreign origin, headers that disagree with the body).
+    #[serde(default, skip_serializing_if = "HttpSituation::is_normal")]
+    pub situation: HttpSituation,
     /// Milliseconds from the request to each SSE event, for `--pace recorded`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delays_ms: Vec<u64>,
+}
+
+/// The circumstances of an HTTP request that decide how a server answers
+/// it, besides its body. Replay matches on them, so a request the recorded
+/// server rejected (say, for a stale session) is answered with that
+/// rejection only in the same circumstances, and is never handed to a
+/// normal request with the same body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HttpSituation {
+    /// The request's session id, when it was not as the server expects.
+    #[serde(default, skip_serializing_if = "SessionState::is_normal")]
+    pub session: SessionState,
+    /// Its `Origin` or `Host` named a site other than the loopback one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub foreign_origin: bool,
+    /// Its `Mcp-Method` / `Mcp-Name` headers disagreed with the body.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub header_mismatch: bool,
+    /// Its `MCP-Protocol-Version` header named an unknown version.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bad_protocol_version: bool,
+}
+
+/// A request's session id, against the sessions the server issued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionState {
+    /// As the server expects: one it issued, or none where none is needed.
+    #[default]
+    Normal,
+    /// None, where the server issues sessions and this is not `initialize`.
+    Missing,
+    /// One the server never issued, or has ended.
+    Unknown,
+}
+
+impl SessionState {
+    /// Whether this is the ordinary state.
+    pub fn is_normal(&self) -> bool {
+        *self == SessionState::Normal
+    }
+}
+
+impl HttpSituation {
+    /// Whether nothing was out of the ordinary.
+    pub fn is_normal(&self) -> bool {
+        *self == HttpSituation::default()
+    }
+
+    /// A stable spelling of an out-of-the-ordinary situation, for match
+    /// keys; `None` when normal.
+    pub fn tag(&self) -> Option<String> {
+        (!self.is_normal()).then(|| serde_json::to_string(self).expect("serialisable"))
+    }
 }
 
 /// One SSE event's framing (its data is the message it carried, or empty

@@ -11,7 +11,7 @@ pub use format::{
     Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,
     Transport,
 };
-pub use format::{HttpEndpointBehaviour, HttpExchange, SseFrame};
+pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
 pub use store::{
     Journal, Recovery, journal_path, load, parse, recover, save, to_text, write_atomically,
 };

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{Key, MessageKind, OnExhausted, Rules, Strategy};
 use crate::cassette::{Cassette, ClientMessage};
+use crate::protocol::{self, Era};
 
 /// Methods answered outside the matcher's order: handshakes are answered
 /// from their first recording every time, `ping` always.
@@ -60,12 +61,16 @@ pub struct Matcher {
     used: Vec<u32>,
     /// How often each hand-written case was used.
     case_uses: Vec<u32>,
+    /// Whether the cassette is of the modern era, where the protocol version
+    /// a request declares in `_meta` decides the answer.
+    modern: bool,
 }
 
 impl Matcher {
     /// Indexes `cassette` under `rules`.
     pub fn new(cassette: &Cassette, rules: Rules) -> Self {
         let count = cassette.interactions.len();
+        let modern = cassette.protocol.era == Era::Modern;
         let mut keys = Vec::with_capacity(count);
         let mut by_key: HashMap<Key, Vec<usize>> = HashMap::with_capacity(count);
         let mut notifications: HashMap<Key, Vec<usize>> = HashMap::new();
@@ -77,7 +82,13 @@ impl Matcher {
                     (MessageKind::Notification, m, &mut notifications)
                 }
             };
-            let key = rules.key(kind, message);
+            let situation = interaction.http.as_ref().and_then(|h| h.situation.tag());
+            let key = situation_key(
+                rules.key(kind, message),
+                modern,
+                message,
+                situation.as_deref(),
+            );
             table.entry(key).or_default().push(position);
             keys.push(key);
             if kind == MessageKind::Request && !OUT_OF_ORDER_METHODS.contains(&interaction.method())
@@ -96,6 +107,7 @@ impl Matcher {
             cursor: 0,
             used: vec![0; count],
             case_uses,
+            modern,
         }
     }
 
@@ -109,9 +121,17 @@ impl Matcher {
         self.order.get(self.cursor).copied()
     }
 
-    /// Finds the answer to a live request and marks it used.
-    pub fn request(&mut self, cassette: &Cassette, request: &Value) -> Result<Answer, Refusal> {
-        let key = self.rules.key(MessageKind::Request, request);
+    /// Finds the answer to a live request and marks it used. `situation` is
+    /// the tag of an out-of-the-ordinary HTTP situation
+    /// ([`crate::cassette::HttpSituation::tag`]), if any.
+    pub fn request(
+        &mut self,
+        cassette: &Cassette,
+        request: &Value,
+        situation: Option<&str>,
+    ) -> Result<Answer, Refusal> {
+        let base = self.rules.key(MessageKind::Request, request);
+        let key = situation_key(base, self.modern, request, situation);
         let refusal = match self.rules.strategy {
             Strategy::Keyed => self.by_content(key),
             Strategy::Sequential | Strategy::Strict => self.in_order(cassette, request, key),
@@ -212,7 +232,8 @@ impl Matcher {
     /// The recorded interaction for a live client notification, if any
     /// (its `after` events are replayed).
     pub fn notification(&mut self, notification: &Value) -> Option<usize> {
-        let key = self.rules.key(MessageKind::Notification, notification);
+        let base = self.rules.key(MessageKind::Notification, notification);
+        let key = situation_key(base, self.modern, notification, None);
         let positions = self.notifications.get(&key)?;
         let taken = self.taken.entry(key).or_default();
         let position = *positions.get(*taken)?;
@@ -252,4 +273,26 @@ impl Matcher {
             .filter(|&c| self.case_uses[c] == 0)
             .collect()
     }
+}
+
+/// Refines a message's key with what else decides its answer: in the modern
+/// era the protocol version it declares (a server answers an unsupported
+/// version with an error), and over HTTP an out-of-the-ordinary situation.
+fn situation_key(key: Key, modern: bool, message: &Value, situation: Option<&str>) -> Key {
+    let version = if modern {
+        protocol::declared_version(message)
+    } else {
+        None
+    };
+    if version.is_none() && situation.is_none() {
+        return key;
+    }
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(key.0);
+    hasher.update(b"\0version:");
+    hasher.update(version.unwrap_or("-").as_bytes());
+    hasher.update(b"\0situation:");
+    hasher.update(situation.unwrap_or("-").as_bytes());
+    Key(hasher.finalize().into())
 }

@@ -17,7 +17,7 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use super::report::{self, Miss};
 use super::upstream::Upstream;
-use crate::cassette::{Cassette, Event, Interaction};
+use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
 use crate::jsonrpc::{self, Kind, codes};
 use crate::matching::{Answer, Matcher, Refusal, Rules};
 use crate::protocol::{self, Era};
@@ -109,6 +109,15 @@ struct State {
     /// Requests being played, by live id, so they can be cancelled.
     running: HashMap<String, AbortHandle>,
     next_server_id: u64,
+}
+
+/// What [`Engine::handle_message_in`] did with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    /// Answered (or accepted), by this recorded interaction if one.
+    Answered(Option<usize>),
+    /// Nothing recorded in that situation: nothing was sent.
+    NotRecorded,
 }
 
 /// What happened during a replay.
@@ -234,12 +243,33 @@ impl Engine {
         sink: &Sink,
         tasks: &mut JoinSet<()>,
     ) -> Option<usize> {
+        match self.handle_message_in(message, sink, tasks, &HttpSituation::default()) {
+            Handled::Answered(position) => position,
+            Handled::NotRecorded => None,
+        }
+    }
+
+    /// Handles a message that arrived over HTTP in `situation`. In an
+    /// out-of-the-ordinary situation (a stale session, a foreign origin,
+    /// mismatched headers) only a recording made in the same situation
+    /// answers, faithfully, whatever the recorded server did; otherwise
+    /// nothing is sent and [`Handled::NotRecorded`] lets the transport answer
+    /// as the specification says.
+    pub fn handle_message_in(
+        self: &Arc<Self>,
+        message: Value,
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+        situation: &HttpSituation,
+    ) -> Handled {
+        let tag = situation.tag();
         match jsonrpc::classify(&message) {
-            Ok(Kind::Request) => self.request(message, sink, tasks),
-            Ok(Kind::Notification) => self.notification(&message, sink, tasks),
+            Ok(Kind::Request) => self.request(message, sink, tasks, tag.as_deref()),
+            Ok(Kind::Notification) if tag.is_some() => Handled::NotRecorded,
+            Ok(Kind::Notification) => Handled::Answered(self.notification(&message, sink, tasks)),
             Ok(Kind::Response) => {
                 self.client_response(message);
-                None
+                Handled::Answered(None)
             }
             Err(invalid) => {
                 let id = jsonrpc::id(&message)
@@ -253,77 +283,99 @@ impl Engine {
                     &text,
                     None,
                 ));
-                None
+                Handled::Answered(None)
             }
         }
     }
 
-    /// Answers a request; returns the recorded interaction that answers it.
+    /// Answers a request. Recorded answers come first, so replay is faithful
+    /// to the recorded server even where it deviated from the specification;
+    /// then the fallbacks: handshakes and `ping` are always answered, version
+    /// errors, hand-written cases, the upstream, and finally a miss.
     fn request(
         self: &Arc<Self>,
         request: Value,
         sink: &Sink,
         tasks: &mut JoinSet<()>,
-    ) -> Option<usize> {
+        situation: Option<&str>,
+    ) -> Handled {
         let id = jsonrpc::id(&request).cloned().unwrap_or(Value::Null);
         let method = jsonrpc::method(&request).unwrap_or_default();
-        if let Some(error) = self.version_error(&request) {
-            sink.respond(&error.with_id(id));
-            return None;
-        }
-        let handshake = match method {
-            "ping" => {
-                let recorded = self.handshake("ping");
-                if let Some(recorded) = recorded {
-                    self.state().matcher.mark_used(recorded);
-                }
-                sink.respond(&jsonrpc::result_response(id, serde_json::json!({})));
-                return recorded;
-            }
-            "initialize" | "server/discover" => self.handshake(method),
-            _ => None,
-        };
         if method == "initialize"
             && let Some(upstream) = &self.config.upstream
         {
             upstream.handshake(&request);
         }
-        if let Some(position) = handshake {
-            self.state().matcher.mark_used(position);
-            if method == "initialize" {
-                self.note_version_downgrade(&request, position);
-            }
-            self.start(position, request, sink, tasks);
-            return Some(position);
-        }
         // A statement of its own, so the lock is released here.
-        let answer = self.state().matcher.request(&self.cassette, &request);
-        match answer {
+        let answer = self
+            .state()
+            .matcher
+            .request(&self.cassette, &request, situation);
+        let refusal = match answer {
             Ok(Answer::Recorded(position) | Answer::Repeated(position)) => {
-                self.start(position, request, sink, tasks);
-                return Some(position);
+                return Handled::Answered(Some(self.play_request(position, request, sink, tasks)));
             }
-            Ok(Answer::Case(case)) => self.answer_case(case, id, sink),
-            Err(Refusal::Missing)
-                if method == "server/discover" && self.cassette.protocol.era != Era::Modern =>
-            {
-                // What a legacy server says to a modern probe.
-                let text = format!("Method not found: {method}");
-                sink.respond(&jsonrpc::error_response(
-                    id,
-                    codes::METHOD_NOT_FOUND,
-                    &text,
-                    None,
-                ));
+            Ok(Answer::Case(case)) => {
+                self.answer_case(case, id, sink);
+                return Handled::Answered(None);
             }
-            Err(refusal) => match &self.config.upstream {
-                Some(upstream) => {
-                    tasks.spawn(upstream.forward(request, sink.clone()));
-                }
-                None => self.miss(&request, refusal, sink),
-            },
+            Err(refusal) => refusal,
+        };
+        if situation.is_some() {
+            return Handled::NotRecorded;
         }
-        None
+        if let Some(error) = self.version_error(&request) {
+            sink.respond(&error.with_id(id));
+            return Handled::Answered(None);
+        }
+        match method {
+            "ping" => {
+                sink.respond(&jsonrpc::result_response(id, serde_json::json!({})));
+                return Handled::Answered(None);
+            }
+            "initialize" | "server/discover" => {
+                if let Some(position) = self.handshake(method) {
+                    self.state().matcher.mark_used(position);
+                    return Handled::Answered(Some(
+                        self.play_request(position, request, sink, tasks),
+                    ));
+                }
+                if method == "server/discover" && self.cassette.protocol.era != Era::Modern {
+                    // What a legacy server says to a modern probe.
+                    let text = format!("Method not found: {method}");
+                    sink.respond(&jsonrpc::error_response(
+                        id,
+                        codes::METHOD_NOT_FOUND,
+                        &text,
+                        None,
+                    ));
+                    return Handled::Answered(None);
+                }
+            }
+            _ => {}
+        }
+        match &self.config.upstream {
+            Some(upstream) => {
+                tasks.spawn(upstream.forward(request, sink.clone()));
+            }
+            None => self.miss(&request, refusal, sink),
+        }
+        Handled::Answered(None)
+    }
+
+    /// Plays a recorded answer to a request; returns its position.
+    fn play_request(
+        self: &Arc<Self>,
+        position: usize,
+        request: Value,
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+    ) -> usize {
+        if jsonrpc::method(&request) == Some("initialize") {
+            self.note_version_downgrade(&request, position);
+        }
+        self.start(position, request, sink, tasks);
+        position
     }
 
     /// Answers from a hand-written case.
@@ -387,10 +439,12 @@ impl Engine {
     /// Handshakes are answered from the first recording of them, however
     /// often they are asked and whatever clientInfo or capabilities say.
     fn handshake(&self, method: &str) -> Option<usize> {
-        self.cassette
-            .interactions
-            .iter()
-            .position(|i| i.method() == method && i.response.is_some())
+        self.cassette.interactions.iter().position(|i| {
+            i.method() == method
+                && i.response
+                    .as_ref()
+                    .is_some_and(|r| r.get("result").is_some())
+        })
     }
 
     /// Version negotiation: a replay supports exactly the recorded version,

@@ -7,7 +7,7 @@ mod report;
 mod stdio;
 mod upstream;
 
-pub use engine::{Engine, ReplayConfig, Sink, Summary};
+pub use engine::{Engine, Handled, ReplayConfig, Sink, Summary};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER};
 pub use stdio::serve;
