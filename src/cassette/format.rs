@@ -71,7 +71,8 @@ pub enum Transport {
 }
 
 /// How a recorded HTTP endpoint answered methods other than POST, so that
-/// replay answers them the same way.
+/// replay answers them the same way: the first of each made in the ordinary
+/// situation (see [`HttpSituation`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HttpEndpointBehaviour {
     /// Status of `GET` (opening the server's stream): 200, or 405 when the

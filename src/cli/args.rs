@@ -36,6 +36,9 @@ pub struct RecordArgs {
     #[arg(long, value_name = "PATH")]
     pub cassette: PathBuf,
     /// Record a Streamable HTTP server at this URL, as a reverse proxy.
+    /// `https://` needs a build with the `tls` feature, which trusts the
+    /// system's root certificates and those in the PEM file named by
+    /// MCPCASSETTE_CA_FILE.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub upstream: Option<String>,
     /// Where the HTTP proxy listens; the URL is printed on stdout.

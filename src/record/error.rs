@@ -33,9 +33,15 @@ pub enum RecordError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The upstream is `https://`.
-    #[error("https upstreams need the `tls` feature, which this build does not have")]
+    /// The upstream is `https://` and this build has no `tls` feature.
+    #[error(
+        "https upstreams need the `tls` feature, which this build does not have: build mcpcassette with `--features tls`"
+    )]
     TlsUpstream,
+    /// TLS for an `https://` upstream could not be set up (the `tls`
+    /// feature): the trusted roots, or the file `MCPCASSETTE_CA_FILE` names.
+    #[error("cannot set up TLS for the upstream: {0}")]
+    Tls(String),
     /// The HTTP recorder could not listen where it was told to.
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -1,3 +1,4 @@
 //! How MCP messages are framed on the wire.
 
+pub(crate) mod http;
 pub mod stdio;

@@ -24,7 +24,9 @@ use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use mcpcassette::cassette::{self, Cassette, Event, SseFrame, Transport};
+use mcpcassette::cassette::{
+    self, Cassette, Event, HttpSituation, SessionState, SseFrame, Transport,
+};
 use mcpcassette::record::{HttpRecordConfig, HttpRecordOutcome, RecordError, record_http};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -794,6 +796,7 @@ async fn a_recorder_that_dies_leaves_a_journal_of_messages() {
     ));
 }
 
+#[cfg(not(feature = "tls"))]
 #[tokio::test(flavor = "multi_thread")]
 async fn https_upstreams_are_refused() {
     let config = HttpRecordConfig {
@@ -1195,6 +1198,114 @@ async fn requests_beside_the_endpoint_are_forwarded_not_recorded() {
         "{text}"
     );
     assert!(cassette::load(&path).unwrap().interactions.is_empty());
+}
+
+/// A POST with exactly these extra headers (no credentials).
+async fn post_with(url: &str, body: &Value, headers: &[(&str, &str)]) -> Seen {
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let response = tokio::time::timeout(PATIENCE, client().request(request))
+        .await
+        .expect("no answer in time")
+        .unwrap();
+    seen(response).await
+}
+
+/// Each request's situation is stored as replay will judge it, and a
+/// foreign Host reaches the upstream as the client sent it.
+#[tokio::test(flavor = "multi_thread")]
+async fn situations_are_recorded_and_foreign_hosts_forwarded() {
+    let fake = start_fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("situations.json");
+    let recorder = Recorder::start(Some(path.clone()), fake.url()).await;
+    let url = recorder.url("/mcp");
+    let init = request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let session = post_with(&url, &init, &[]).await.session.unwrap();
+    let with_session = [("mcp-session-id", session.as_str())];
+    let list = |id| request(id, "tools/list", json!({}));
+    post_with(&url, &list(1), &with_session).await;
+    let rebound = [
+        ("mcp-session-id", session.as_str()),
+        ("host", "evil.example.com"),
+    ];
+    post_with(&url, &list(2), &rebound).await;
+    post_with(&url, &list(3), &[]).await;
+    // Without a session: not how the endpoint answers GET in general.
+    let get = seen(send(Method::GET, &url, None, None).await).await;
+    assert_eq!(get.status, 405);
+    let deleted = seen(send(Method::DELETE, &url, None, Some(&session)).await).await;
+    assert_eq!(deleted.status, 200);
+    post_with(&url, &list(4), &with_session).await;
+    recorder.finish().await;
+
+    let hosts: Vec<String> = fake
+        .headers
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|headers| headers["host"].to_str().unwrap().to_owned())
+        .collect();
+    let upstream = fake.addr().to_string();
+    assert_eq!(
+        hosts,
+        [
+            &upstream,
+            &upstream,
+            "evil.example.com",
+            &upstream,
+            &upstream,
+            &upstream,
+            &upstream
+        ],
+        "the proxy's own Host is rewritten, a foreign one forwarded"
+    );
+
+    let recorded = cassette::load(&path).unwrap();
+    let situations: Vec<HttpSituation> = recorded
+        .interactions
+        .iter()
+        .map(|i| i.http.as_ref().unwrap().situation)
+        .collect();
+    let normal = HttpSituation::default();
+    let foreign = HttpSituation {
+        foreign_origin: true,
+        ..normal
+    };
+    let missing = HttpSituation {
+        session: SessionState::Missing,
+        ..normal
+    };
+    let stale = HttpSituation {
+        session: SessionState::Unknown,
+        ..normal
+    };
+    assert_eq!(situations, [normal, normal, foreign, missing, stale]);
+    let Transport::StreamableHttp { behaviour, .. } = &recorded.transport else {
+        panic!("{:?}", recorded.transport);
+    };
+    assert_eq!(behaviour.get_status, None, "only ordinary GETs count");
+    assert_eq!(behaviour.delete_status, Some(200));
+    let text = cassette_text(&path);
+    assert!(text.contains("\"foreign_origin\": true"), "{text}");
+    assert_eq!(
+        text.matches("\"situation\"").count(),
+        3,
+        "normal ones are omitted"
+    );
 }
 
 /// Transport independence: a cassette recorded over HTTP replays over stdio.

@@ -700,6 +700,121 @@ async fn http_recordings_are_answered_as_recorded() {
     replay.stop().await;
 }
 
+/// Interaction 0 initialize, 1 initialized, 2 `echo` on a session the
+/// server had ended (answered 400, as server-everything does, instead of
+/// the 404 the specification asks for), 3 `echo` (normal), 4 `initialize`
+/// from a foreign Host (accepted by the recorded server).
+fn situational_cassette() -> Cassette {
+    use Direction::{ClientToServer as C, ServerToClient as S};
+    let init_result = json!({"protocolVersion": LEGACY_VERSION, "capabilities": {"tools": {}},
+                             "serverInfo": {"name": "crafted", "version": "1"}});
+    let echoed = json!({"content": [{"type": "text", "text": "echo: hello"}]});
+    let traffic = vec![
+        (C, initialize_request("1")),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "id": "1", "result": init_result}),
+        ),
+        (
+            C,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ),
+        (C, echo(json!(2))),
+        (C, echo(json!(3))),
+        (S, json!({"jsonrpc": "2.0", "id": 3, "result": echoed})),
+        (C, initialize_request("4")),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "id": "4", "result": init_result}),
+        ),
+    ];
+    let mut cassette = crafted(streamable("/mcp", None), traffic);
+    let issued = json!({"status": 200, "content_type": "application/json", "issued_session": true});
+    set_http(&mut cassette, 0, issued.clone());
+    set_http(
+        &mut cassette,
+        1,
+        json!({"status": 202, "had_session": true}),
+    );
+    set_http(
+        &mut cassette,
+        2,
+        json!({
+            "status": 400, "content_type": "application/json", "had_session": true,
+            "situation": {"session": "unknown"},
+            "body": "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"No valid session ID provided\"}}",
+        }),
+    );
+    set_http(
+        &mut cassette,
+        3,
+        json!({"status": 200, "content_type": "application/json", "had_session": true}),
+    );
+    let mut foreign = issued;
+    foreign["situation"] = json!({"foreign_origin": true});
+    set_http(&mut cassette, 4, foreign);
+    cassette
+}
+
+#[tokio::test]
+async fn answers_recorded_in_an_unusual_situation_answer_only_that_situation() {
+    let replay = Replay::start(situational_cassette()).await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let headers = session_headers(&session);
+
+    // A normal request gets the normal answer, though the recording of the
+    // same body on an ended session comes first.
+    let reply = http.post(&echo(json!(10)), &headers).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(tool_text(&reply.json()), "echo: hello");
+    assert_eq!(reply.json()["id"], 10);
+
+    // Nothing recorded for these situations: the specification's rules.
+    let missing = http.post(&echo(json!(11)), &[]).await;
+    assert_eq!(
+        missing.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        missing.text()
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 12, "method": "tools/list"});
+    let unknown = http.post(&list, &[("mcp-session-id", "bogus")]).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.text());
+    let evil = http
+        .post(&echo(json!(13)), &[("origin", "http://evil.example")])
+        .await;
+    assert_eq!(evil.status, StatusCode::FORBIDDEN);
+
+    // The session ends; the request on it is answered as the recorded
+    // server answered it, once; after that the specification's 404.
+    let deleted = http.without_body(Method::DELETE, &headers).await;
+    assert_eq!(deleted.status, StatusCode::OK);
+    let stale = http.post(&echo(json!(14)), &headers).await;
+    assert_eq!(stale.status, StatusCode::BAD_REQUEST, "as recorded");
+    assert!(
+        stale.text().contains("No valid session ID provided"),
+        "{}",
+        stale.text()
+    );
+    let again = http.post(&echo(json!(15)), &headers).await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND, "{}", again.text());
+
+    // The recorded server accepted an initialize from a foreign Host.
+    let rebound = http
+        .post(&initialize_request("16"), &[("host", "evil.example.com")])
+        .await;
+    assert_eq!(rebound.status, StatusCode::OK, "{}", rebound.text());
+    assert_eq!(rebound.json()["id"], "16");
+    let twice = http
+        .post(&initialize_request("17"), &[("host", "evil.example.com")])
+        .await;
+    assert_eq!(twice.status, StatusCode::FORBIDDEN, "recorded once");
+
+    let summary = replay.stop().await;
+    assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+}
+
 #[tokio::test]
 async fn recorded_pace_replays_the_delays() {
     let slow = |replay: &Replay| {

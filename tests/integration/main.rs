@@ -5,6 +5,8 @@ mod everything;
 mod http_interop;
 mod http_record;
 mod http_replay;
+#[cfg(feature = "tls")]
+mod http_tls;
 mod library;
 mod matching;
 mod properties;

@@ -14,23 +14,34 @@
 //!   it is passed on.
 //! - Each interaction a POST opened gets an `http` exchange: status, media
 //!   type, whether the request carried a session id and the answer had one,
-//!   and a body that is not a JSON-RPC answer (an error page; at most
-//!   64 KiB). SSE framing and delays go on the POST's first interaction only
-//!   (one request, in practice; every message of a batch gets the status).
-//!   An event without a message (no data, or empty data) is a `priming`
-//!   frame.
+//!   a body that is not a JSON-RPC answer (an error page; at most 64 KiB),
+//!   and the message's situation when it was out of the ordinary (a missing,
+//!   never issued or ended session, a foreign Origin or Host, `Mcp-*`
+//!   headers that disagree with the body, an unknown
+//!   `MCP-Protocol-Version`), judged by the same functions replay uses
+//!   (`crate::transport::http`). For that the proxy keeps the session ids
+//!   the upstream issued and those a 2xx to DELETE ended. SSE framing and
+//!   delays go on the POST's first interaction only (one request, in
+//!   practice; every message of a batch gets the status). An event without
+//!   a message (no data, or empty data) is a `priming` frame.
 //! - A request whose JSON answer or HTTP error ended without its response
 //!   stays without one, and later traffic is not filed under it. One whose
 //!   SSE stream ended without it stays in flight: the answer may come on a
 //!   resumed stream.
 //! - Messages on a GET stream are server messages too: they land in
 //!   `during` of a request in flight, or `after` the last client message;
-//!   their framing is not kept. The first GET's and the first DELETE's
-//!   status on the endpoint go into the transport's `behaviour`.
+//!   their framing is not kept. The status of the first GET and of the
+//!   first DELETE on the endpoint made in the ordinary situation (a live
+//!   session where there are sessions, from loopback) go into the
+//!   transport's `behaviour`.
 //! - An SSE stream on the endpoint whose first event is `event: endpoint`
 //!   makes the cassette an HTTP+SSE one; an absolute announced URL is
 //!   rewritten to point at the proxy (the one change the proxy ever makes
 //!   to a body; the stream is held back until that first event).
+//! - The client's headers are forwarded but for hop-by-hop ones and `Host`,
+//!   which becomes the upstream's; a foreign `Host` (neither loopback nor
+//!   the proxy's address) is forwarded as sent, so that the upstream's
+//!   DNS-rebinding protection sees it.
 //! - No header is stored. Session ids (and the query values of an
 //!   announced HTTP+SSE endpoint) are masked wherever they would show: SSE
 //!   ids, kept bodies, and messages that repeat them. The URL has its
@@ -44,6 +55,8 @@
 mod proxy;
 mod tap;
 mod tee;
+#[cfg(feature = "tls")]
+mod tls;
 mod upstream;
 
 use std::future::Future;
@@ -95,6 +108,7 @@ pub async fn record_http(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<HttpRecordOutcome, RecordError> {
     let upstream = Upstream::parse(&config.upstream)?;
+    let client = proxy::client(&upstream)?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| RecordError::Bind {
@@ -122,7 +136,7 @@ pub async fn record_http(
         Some(path) => Tap::record(path.clone(), now_rfc3339(), transport(&upstream))?,
         None => Tap::passthrough(),
     };
-    let proxy = Arc::new(Proxy::new(upstream, tap.clone(), listen));
+    let proxy = Arc::new(Proxy::new(upstream, client, tap.clone(), listen));
     ready(listen);
     serve(listener, proxy, shutdown).await;
     let interactions = tap.finish(kept_rules)?;

@@ -1,10 +1,11 @@
 //! One proxied request: record what the client sent, forward it, and hand
 //! back the upstream's answer as it streams in.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -17,26 +18,51 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use super::super::error::RecordError;
 use super::tap::{Opened, Tap};
 use super::tee::{Announcement, BoxError, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
+use crate::transport::http::{self as http_transport, SessionLookup};
 
 /// The body of every response the proxy sends.
 pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
+/// How the proxy reaches the upstream: plain TCP; with the `tls` feature,
+/// TLS for an `https://` upstream (and still plain TCP for `http://`).
+#[cfg(not(feature = "tls"))]
+type Connector = HttpConnector;
+#[cfg(feature = "tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// The client that forwards requests to the upstream.
+pub(super) type UpstreamClient = Client<Connector, Full<Bytes>>;
+
 /// The session header of Streamable HTTP.
-const SESSION: &str = "mcp-session-id";
+const SESSION: &str = http_transport::SESSION_ID;
 
 /// The reverse proxy, shared by every connection.
 #[derive(Debug)]
 pub(super) struct Proxy {
     upstream: Upstream,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: UpstreamClient,
     tap: Tap,
     /// Where the proxy listens, for URLs that must point at it.
     listen: SocketAddr,
     seen_get: AtomicBool,
     seen_delete: AtomicBool,
+    /// The sessions the upstream issued and has not ended, to tell each
+    /// request's situation as replay will.
+    sessions: Mutex<Sessions>,
+}
+
+/// The upstream's sessions, as seen passing by.
+#[derive(Debug, Default)]
+struct Sessions {
+    /// Issued (`Mcp-Session-Id` on an answer) and not ended (a DELETE
+    /// naming it answered 2xx).
+    live: HashSet<String>,
+    /// Whether the upstream issued any session so far.
+    issued_any: bool,
 }
 
 /// What the client sent, as far as the recording cares.
@@ -48,18 +74,36 @@ struct Sent {
     /// MCP traffic, which is recorded. Nothing else is.
     is_mcp: bool,
     had_session: Option<String>,
+    /// A GET or DELETE in the ordinary situation (a live session where
+    /// the upstream hands them out, from loopback): only those stand for
+    /// how the endpoint answers them.
+    ordinary: bool,
     opened: Opened,
     started: Instant,
     /// `http://host:port` as the client reached the proxy.
     origin: String,
 }
 
+/// The client for `upstream`. Fails only when TLS cannot be set up.
+pub(super) fn client(upstream: &Upstream) -> Result<UpstreamClient, RecordError> {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    #[cfg(feature = "tls")]
+    let connector = super::tls::connector(connector, upstream.is_https())?;
+    #[cfg(not(feature = "tls"))]
+    let _ = upstream;
+    Ok(Client::builder(TokioExecutor::new()).build(connector))
+}
+
 impl Proxy {
-    /// A proxy to `upstream`, listening on `listen`, recording into `tap`.
-    pub(super) fn new(upstream: Upstream, tap: Tap, listen: SocketAddr) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new()).build(connector);
+    /// A proxy to `upstream` through `client`, listening on `listen`,
+    /// recording into `tap`.
+    pub(super) fn new(
+        upstream: Upstream,
+        client: UpstreamClient,
+        tap: Tap,
+        listen: SocketAddr,
+    ) -> Self {
         Proxy {
             upstream,
             client,
@@ -67,6 +111,7 @@ impl Proxy {
             listen,
             seen_get: AtomicBool::new(false),
             seen_delete: AtomicBool::new(false),
+            sessions: Mutex::new(Sessions::default()),
         }
     }
 
@@ -93,12 +138,23 @@ impl Proxy {
         }
         let on_endpoint = parts.uri.path() == self.upstream.path();
         let is_mcp = on_endpoint || self.tap.post_endpoint().as_deref() == Some(parts.uri.path());
+        let (lookup, issues_sessions) = self.session_lookup(&parts.headers);
+        let bodiless = http_transport::bodiless_situation(
+            &parts.headers,
+            self.listen,
+            lookup,
+            issues_sessions,
+        );
         let sent = Sent {
             on_endpoint,
             is_mcp,
             had_session,
+            ordinary: bodiless.is_normal(),
             opened: if parts.method == Method::POST && is_mcp {
-                self.tap.client_body(&body)
+                self.tap.client_body(&body, |message| {
+                    let session = http_transport::session_state(message, lookup, issues_sessions);
+                    http_transport::situation(&parts.headers, self.listen, message, session)
+                })
             } else {
                 Opened::default()
             },
@@ -115,6 +171,31 @@ impl Proxy {
         }
     }
 
+    /// What the upstream's session table says about the session a request
+    /// names, and whether the upstream hands out sessions at all.
+    fn session_lookup(&self, headers: &HeaderMap) -> (SessionLookup, bool) {
+        let sessions = lock(&self.sessions);
+        let lookup = http_transport::session_lookup(headers, |id| sessions.live.contains(id));
+        (lookup, sessions.issued_any)
+    }
+
+    /// Keeps the session table up to date with an answer: a session id on
+    /// it was issued; a 2xx to a DELETE ended the session it named.
+    fn track_sessions(&self, sent: &Sent, status: StatusCode, issued: Option<&str>) {
+        let mut sessions = lock(&self.sessions);
+        if let Some(id) = issued {
+            sessions.issued_any = true;
+            sessions.live.insert(id.to_owned());
+        }
+        if sent.method == Method::DELETE
+            && sent.on_endpoint
+            && status.is_success()
+            && let Some(id) = &sent.had_session
+        {
+            sessions.live.remove(id);
+        }
+    }
+
     /// `http://host:port` as the client addressed the proxy.
     fn origin(&self, headers: &HeaderMap) -> String {
         let host =
@@ -122,12 +203,18 @@ impl Proxy {
         format!("http://{host}")
     }
 
-    /// Request headers for the upstream: no hop-by-hop headers, no Host
-    /// (the client sets the upstream's). While recording, no
-    /// Accept-Encoding either, so that answers arrive readable.
+    /// Request headers for the upstream: no hop-by-hop headers, and the
+    /// upstream's Host (the client sets it) instead of the proxy's; but a
+    /// foreign Host (neither loopback nor the proxy's address) goes on as
+    /// the client sent it, so that the upstream judges it as it would have
+    /// (DNS-rebinding protection). While recording, no Accept-Encoding
+    /// either, so that answers arrive readable.
     fn prepare_headers(&self, headers: &mut HeaderMap) {
         strip_hop_by_hop(headers);
-        headers.remove(header::HOST);
+        let host = headers.get(header::HOST).map(|host| host.to_str().ok());
+        if host.is_some_and(|host| http_transport::is_local_host(host, self.listen)) {
+            headers.remove(header::HOST);
+        }
         if self.tap.is_recording() {
             headers.remove(header::ACCEPT_ENCODING);
         }
@@ -142,6 +229,7 @@ impl Proxy {
         if let Some(id) = &issued_session {
             self.tap.note_session(id);
         }
+        self.track_sessions(sent, parts.status, issued_session.as_deref());
         self.note_behaviour(sent, status);
         let had_session = sent.had_session.is_some();
         let issued = issued_session.is_some();
@@ -199,9 +287,10 @@ impl Proxy {
         }
     }
 
-    /// Records the status of the first GET and the first DELETE on the endpoint.
+    /// Records the status of the first GET and the first DELETE on the
+    /// endpoint made in the ordinary situation.
     fn note_behaviour(&self, sent: &Sent, status: u16) {
-        if !sent.on_endpoint {
+        if !sent.on_endpoint || !sent.ordinary {
             return;
         }
         let first = |seen: &AtomicBool| !seen.swap(true, Ordering::Relaxed);
@@ -237,6 +326,12 @@ impl Proxy {
         self.tap.unanswered(&sent.opened.request_ids);
         text_response(StatusCode::BAD_GATEWAY, text)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A plain-text answer of our own.

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::super::error::RecordError;
 use crate::cassette::{
-    self, Builder, Direction, HttpEndpointBehaviour, HttpExchange, Journal, Transport,
+    self, Builder, Direction, HttpEndpointBehaviour, HttpExchange, HttpSituation, Journal,
+    Transport,
 };
 use crate::jsonrpc::{self, Kind};
 use crate::redact::MASK;
@@ -110,8 +111,14 @@ impl Tap {
         }
     }
 
-    /// Files a POST body (one message or a batch) as client messages.
-    pub(super) fn client_body(&self, body: &[u8]) -> Opened {
+    /// Files a POST body (one message or a batch) as client messages, each
+    /// interaction with the situation `situation` finds it sent in (stored
+    /// when out of the ordinary).
+    pub(super) fn client_body(
+        &self,
+        body: &[u8],
+        situation: impl Fn(&Value) -> HttpSituation,
+    ) -> Opened {
         let mut opened = Opened::default();
         let Some(mut recording) = self.lock() else {
             return opened;
@@ -128,8 +135,14 @@ impl Tap {
                 _ => None,
             };
             let index = recording.builder.next_interaction();
+            let situation = situation(&message);
             recording.observe(Direction::ClientToServer, message);
             if recording.builder.next_interaction() > index {
+                if !situation.is_normal()
+                    && let Some(http) = recording.builder.http_mut(index)
+                {
+                    http.situation = situation;
+                }
                 opened.interactions.push(index);
                 opened.request_ids.extend(request_id);
             }

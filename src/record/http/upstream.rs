@@ -10,6 +10,8 @@ use crate::redact::{self, MASK};
 /// The upstream endpoint, parsed once.
 #[derive(Debug, Clone)]
 pub(super) struct Upstream {
+    /// `http`, or `https` (the `tls` feature).
+    scheme: Scheme,
     authority: Authority,
     /// The endpoint's path, e.g. `/mcp`; the proxy serves it under the same path.
     path: String,
@@ -19,7 +21,8 @@ pub(super) struct Upstream {
 }
 
 impl Upstream {
-    /// Parses `url`, which must be a plain `http://` URL.
+    /// Parses `url`: an `http://` URL, or with the `tls` feature an
+    /// `https://` one.
     pub(super) fn parse(url: &str) -> Result<Self, RecordError> {
         let bad = |reason: &str| RecordError::BadUpstream {
             url: mask_url(url),
@@ -28,18 +31,28 @@ impl Upstream {
         let uri: Uri = url
             .parse()
             .map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
-        match uri.scheme() {
-            Some(scheme) if *scheme == Scheme::HTTP => {}
+        let scheme = match uri.scheme() {
+            Some(scheme) if *scheme == Scheme::HTTP => Scheme::HTTP,
+            #[cfg(feature = "tls")]
+            Some(scheme) if *scheme == Scheme::HTTPS => Scheme::HTTPS,
+            #[cfg(not(feature = "tls"))]
             Some(scheme) if *scheme == Scheme::HTTPS => return Err(RecordError::TlsUpstream),
-            _ => return Err(bad("only http:// URLs are supported")),
-        }
+            _ => return Err(bad("only http:// and https:// URLs are supported")),
+        };
         let authority = uri.authority().cloned().ok_or_else(|| bad("no host"))?;
         Ok(Upstream {
+            scheme,
             authority,
             path: uri.path().to_owned(),
             query: uri.query().map(str::to_owned),
             masked: mask_url(url),
         })
+    }
+
+    /// Whether the upstream is `https://`.
+    #[cfg(feature = "tls")]
+    pub(super) fn is_https(&self) -> bool {
+        self.scheme == Scheme::HTTPS
     }
 
     /// The endpoint's path.
@@ -68,7 +81,7 @@ impl Upstream {
             None => path.to_owned(),
         };
         Uri::builder()
-            .scheme(Scheme::HTTP)
+            .scheme(self.scheme.clone())
             .authority(self.authority.clone())
             .path_and_query(
                 PathAndQuery::try_from(path_and_query)
@@ -155,7 +168,17 @@ mod tests {
     }
 
     #[test]
-    fn refuses_https_and_other_schemes() {
+    #[cfg(feature = "tls")]
+    fn https_targets_stay_https() {
+        let upstream = Upstream::parse("https://127.0.0.1:9/mcp").unwrap();
+        assert!(upstream.is_https());
+        let target = upstream.target(&"/mcp?a=1".parse().unwrap());
+        assert_eq!(target.to_string(), "https://127.0.0.1:9/mcp?a=1");
+    }
+
+    #[test]
+    fn refuses_https_without_tls_and_other_schemes() {
+        #[cfg(not(feature = "tls"))]
         assert!(matches!(
             Upstream::parse("https://h/mcp"),
             Err(RecordError::TlsUpstream)

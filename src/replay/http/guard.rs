@@ -2,15 +2,15 @@
 //! the replay (DNS-rebinding protection), what it may answer with, and
 //! which protocol versions it accepts.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
-use http::{HeaderMap, StatusCode, Uri, header};
+use http::{HeaderMap, StatusCode, header};
 
 use super::reply::{self, Response};
-use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
+use crate::transport::http::{self as http_transport, Foreign};
 
 /// `MCP-Protocol-Version`.
-pub(super) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub(super) const PROTOCOL_VERSION: &str = http_transport::PROTOCOL_VERSION;
 
 /// A header's value as text; `None` when absent or not visible ASCII.
 pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -19,53 +19,25 @@ pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
 
 /// A browser page elsewhere must not reach a local replay: an `Origin` that
 /// is not loopback, or a `Host` that names neither loopback nor the address
-/// replay listens on, gets 403.
+/// replay listens on, gets 403 (unless the recording answered a request
+/// from elsewhere; see [`http_transport::situation`]).
 pub(super) fn check_origin_and_host(
     headers: &HeaderMap,
     local: SocketAddr,
 ) -> Result<(), Response> {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = origin
-            .to_str()
-            .ok()
-            .and_then(|origin| origin.parse::<Uri>().ok())
-            .and_then(|uri| uri.host().map(str::to_owned));
-        if !host.is_some_and(|host| is_loopback(&host)) {
-            return Err(forbidden("Forbidden: Origin not allowed"));
-        }
+    match http_transport::foreign(headers, local) {
+        None => Ok(()),
+        Some(which) => Err(forbidden(which)),
     }
-    if let Some(host) = headers.get(header::HOST) {
-        let host = host
-            .to_str()
-            .ok()
-            .and_then(|host| host.parse::<http::uri::Authority>().ok());
-        let allowed = host.is_some_and(|authority| {
-            let host = authority.host();
-            is_loopback(host) || is_listen_address(host, local)
-        });
-        if !allowed {
-            return Err(forbidden("Forbidden: Host not allowed"));
-        }
-    }
-    Ok(())
 }
 
-fn forbidden(message: &str) -> Response {
+/// The 403 for a request from elsewhere.
+pub(super) fn forbidden(which: Foreign) -> Response {
+    let message = match which {
+        Foreign::Origin => "Forbidden: Origin not allowed",
+        Foreign::Host => "Forbidden: Host not allowed",
+    };
     reply::error(StatusCode::FORBIDDEN, reply::BAD_REQUEST_CODE, message)
-}
-
-/// `localhost`, `127.0.0.0/8` or `::1` (brackets allowed).
-fn is_loopback(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The literal address replay was told to listen on, when that is a
-/// specific one: a user who binds a LAN address means to be reached by it.
-fn is_listen_address(host: &str, local: SocketAddr) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    !local.ip().is_unspecified() && host.parse::<IpAddr>().is_ok_and(|ip| ip == local.ip())
 }
 
 /// What the client's `Accept` allows among the two answers MCP uses.
@@ -120,18 +92,13 @@ pub(super) fn is_json_body(headers: &HeaderMap) -> bool {
     })
 }
 
-/// Whether `version` is a released protocol version.
-pub(super) fn is_known_version(version: &str) -> bool {
-    LEGACY_VERSIONS.contains(&version) || version == MODERN_VERSION
-}
-
 /// `MCP-Protocol-Version`, when sent, must name a known version (400).
 pub(super) fn check_version_header(headers: &HeaderMap) -> Result<(), Response> {
     let Some(value) = headers.get(PROTOCOL_VERSION) else {
         return Ok(());
     };
     match value.to_str() {
-        Ok(version) if is_known_version(version) => Ok(()),
+        Ok(version) if http_transport::is_known_version(version) => Ok(()),
         Ok(version) => Err(reply::error(
             StatusCode::BAD_REQUEST,
             reply::BAD_REQUEST_CODE,

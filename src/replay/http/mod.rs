@@ -10,6 +10,14 @@
 //! DELETE and resumption; modern ones (2026-07-28) are POST-only, stateless,
 //! and have their `Mcp-Method`/`Mcp-Name` headers checked. Cassettes
 //! recorded over the 2024-11-05 HTTP+SSE transport are served over it.
+//!
+//! A POSTed message in an out-of-the-ordinary situation (no session, an
+//! unknown or ended one, a foreign Origin or Host, `Mcp-*` headers that
+//! disagree with the body, an unknown `MCP-Protocol-Version`; judged by the
+//! same functions the recording proxy used, `crate::transport::http`) is
+//! answered by a recording made in the same situation, as the recorded
+//! server answered it; only without one does replay apply the
+//! specification's rule (400, 404, 403, 400 with -32020).
 
 // Refusals are whole HTTP responses, returned as errors once per request:
 // boxing them would buy nothing.

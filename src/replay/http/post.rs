@@ -15,8 +15,10 @@ use super::modern;
 use super::plan::Plan;
 use super::reply::{self, Response};
 use super::server::Server;
-use super::session::Session;
+use crate::cassette::{HttpSituation, SessionState};
 use crate::jsonrpc::{self, Kind, codes};
+use crate::replay::engine::Handled;
+use crate::transport::http as http_transport;
 
 /// The largest body accepted.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -28,15 +30,23 @@ pub(super) async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> 
     let accept = Accept::of(&parts.headers);
     let checked = async {
         check_media_types(&parts.headers, accept)?;
-        let (messages, batch) = read_messages(body).await?;
-        let session = check_era(server, &parts.headers, &messages)?;
-        Ok::<_, Response>((messages, batch, session))
+        read_messages(body).await
     };
     match checked.await {
-        Ok((messages, batch, session)) => {
-            dispatch(server, session, messages, batch, accept, start).await
+        Ok((messages, batch)) => {
+            let post = Post {
+                headers: &parts.headers,
+                batch,
+                accept,
+                start,
+            };
+            dispatch(server, post, messages).await
         }
-        Err(refused) => refused,
+        // A request from elsewhere learns no more than that it is refused.
+        Err(refused) => match http_transport::foreign(&parts.headers, server.local) {
+            Some(which) => guard::forbidden(which),
+            None => refused,
+        },
     }
 }
 
@@ -106,31 +116,47 @@ fn bad_request(code: i64, message: &str) -> Response {
     reply::error(StatusCode::BAD_REQUEST, code, message)
 }
 
-/// The era's rules: modern requests must repeat the body in their headers;
-/// legacy ones (but `initialize`) must name a live session. Returns that
-/// session.
-fn check_era(
+/// The specification's answer to a message in an out-of-the-ordinary
+/// situation that no recording answers: 403 from elsewhere; in the modern
+/// era 400 for an unknown `MCP-Protocol-Version` and 400 with -32020 for
+/// headers that disagree with the body; in the legacy era (but for
+/// `initialize`) 400 without a session, 404 for an unknown or ended one,
+/// and 400 for an unknown version. `None`: the specification has no rule
+/// for it, and the message is answered as a normal one.
+fn refusal(
     server: &Server,
     headers: &HeaderMap,
-    messages: &[Value],
-) -> Result<Option<Arc<Session>>, Response> {
+    situation: &HttpSituation,
+    message: &Value,
+    initialize: bool,
+) -> Option<Response> {
+    if situation.foreign_origin
+        && let Some(which) = http_transport::foreign(headers, server.local)
+    {
+        return Some(guard::forbidden(which));
+    }
     if server.modern {
-        guard::check_version_header(headers)?;
-        for message in messages {
-            modern::check_headers(headers, message)?;
+        if situation.bad_protocol_version {
+            return guard::check_version_header(headers).err();
         }
-        return Ok(None);
+        if situation.header_mismatch {
+            return modern::check_headers(headers, message).err();
+        }
+        return None;
     }
-    if is_initialize(messages) {
-        return Ok(None);
+    if initialize {
+        return None;
     }
-    let session = if server.stateful {
-        Some(server.session(headers)?)
-    } else {
-        None
-    };
-    guard::check_version_header(headers)?;
-    Ok(session)
+    match situation.session {
+        SessionState::Normal => {}
+        SessionState::Missing | SessionState::Unknown => {
+            return server.session(headers).err();
+        }
+    }
+    if situation.bad_protocol_version {
+        return guard::check_version_header(headers).err();
+    }
+    None
 }
 
 /// A lone `initialize` request.
@@ -139,15 +165,22 @@ fn is_initialize(messages: &[Value]) -> bool {
         if jsonrpc::method(message) == Some("initialize") && jsonrpc::id(message).is_some())
 }
 
-/// Hands the messages to the engine and answers as the plan says.
-async fn dispatch(
-    server: &Arc<Server>,
-    session: Option<Arc<Session>>,
-    messages: Vec<Value>,
+/// What a POST came with, besides its messages.
+struct Post<'a> {
+    headers: &'a HeaderMap,
+    /// Whether the messages came as a batch, answered by an array.
     batch: bool,
     accept: Accept,
     start: Instant,
-) -> Response {
+}
+
+/// Hands the messages to the engine and answers as the plan says.
+///
+/// Each message is handed over in its [`HttpSituation`], computed exactly as
+/// the recording proxy did. In an out-of-the-ordinary situation a recording
+/// made in the same one answers, faithfully; without one the
+/// specification's rule ([`refusal`]) answers the whole POST.
+async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) -> Response {
     let kinds: Vec<_> = messages.iter().map(jsonrpc::classify).collect();
     // Requests and invalid messages get answers; the rest get none.
     let answers = kinds
@@ -156,17 +189,36 @@ async fn dispatch(
         .count();
     let first_request = kinds.iter().position(|k| *k == Ok(Kind::Request));
     let initialize = !server.modern && is_initialize(&messages);
+    let (lookup, session) = server.lookup(post.headers);
+    let issues_sessions = server.sessions.issued_any();
 
     let spill = session.clone().map_or(Spill::Nowhere, Spill::Session);
     let (mut flow, sink) = Flow::open(spill);
-    let positions: Vec<Option<usize>> = messages
-        .into_iter()
-        .map(|message| {
+    let mut positions: Vec<Option<usize>> = Vec::with_capacity(messages.len());
+    for message in messages {
+        let state = http_transport::session_state(&message, lookup, issues_sessions);
+        let situation = http_transport::situation(post.headers, server.local, &message, state);
+        if !situation.is_normal() {
+            let handled = server.engine.handle_message_in(
+                message.clone(),
+                &sink,
+                &mut flow.tasks,
+                &situation,
+            );
+            if let Handled::Answered(position) = handled {
+                positions.push(position);
+                continue;
+            }
+            if let Some(refused) = refusal(server, post.headers, &situation, &message, initialize) {
+                return refused;
+            }
+        }
+        positions.push(
             server
                 .engine
-                .handle_message_traced(message, &sink, &mut flow.tasks)
-        })
-        .collect();
+                .handle_message_traced(message, &sink, &mut flow.tasks),
+        );
+    }
     drop(sink);
 
     let interactions = &server.engine.cassette().interactions;
@@ -176,7 +228,7 @@ async fn dispatch(
         flow.drain(server.closed());
         return answer::without_stream(&plan);
     }
-    let plan = Plan::for_request(first_request.and_then(played), accept);
+    let plan = Plan::for_request(first_request.and_then(played), post.accept);
     let mut session = session;
     let mut issued = None;
     if initialize && server.stateful && plan.issues_session {
@@ -185,8 +237,11 @@ async fn dispatch(
         issued = Some(opened.id.clone());
         session = Some(opened);
     }
-    let expect = Expect { answers, batch };
-    let response = answer::respond(server, flow, plan, expect, session, start).await;
+    let expect = Expect {
+        answers,
+        batch: post.batch,
+    };
+    let response = answer::respond(server, flow, plan, expect, session, post.start).await;
     match issued {
         Some(id) => reply::with_session(response, &id),
         None => response,

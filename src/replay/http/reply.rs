@@ -27,7 +27,7 @@ pub(super) const BAD_REQUEST_CODE: i64 = -32000;
 pub(super) const SESSION_NOT_FOUND_CODE: i64 = -32001;
 
 /// The session header.
-pub(super) const SESSION_ID: &str = "mcp-session-id";
+pub(super) const SESSION_ID: &str = crate::transport::http::SESSION_ID;
 
 /// A JSON-RPC error with id null, for refusals that precede the message.
 pub(super) fn error(status: StatusCode, code: i64, message: &str) -> Response {

@@ -17,6 +17,7 @@ use super::{Pace, post, stream};
 use crate::cassette::{Cassette, Transport};
 use crate::protocol::Era;
 use crate::replay::engine::Engine;
+use crate::transport::http::{self as http_transport, SessionLookup};
 
 /// Where a cassette recorded over anything but Streamable HTTP is served.
 const DEFAULT_ENDPOINT: &str = "/mcp";
@@ -39,7 +40,8 @@ pub(super) struct Server {
     /// Recorded answers to GET and DELETE.
     pub(super) get_status: Option<u16>,
     pub(super) delete_status: Option<u16>,
-    local: SocketAddr,
+    /// Where replay listens: a `Host` naming it is not foreign.
+    pub(super) local: SocketAddr,
     pub(super) sessions: Sessions,
     closing: Closing,
 }
@@ -88,9 +90,16 @@ impl Server {
         }
     }
 
-    /// Routes one HTTP request.
+    /// Routes one HTTP request. A POST on the Streamable HTTP endpoint from
+    /// elsewhere is answered as recorded in that situation, if it was (see
+    /// [`post`]); anything else from elsewhere gets 403.
     pub(super) async fn handle(self: &Arc<Self>, request: Request<Incoming>) -> Response {
-        if let Err(refused) = guard::check_origin_and_host(request.headers(), self.local) {
+        let mcp_post = self.http_sse_endpoints.is_none()
+            && request.method() == Method::POST
+            && request.uri().path() == self.endpoint;
+        if !mcp_post
+            && let Err(refused) = guard::check_origin_and_host(request.headers(), self.local)
+        {
             return refused;
         }
         if let Some(endpoints) = &self.http_sse_endpoints {
@@ -132,6 +141,17 @@ impl Server {
                 "Session not found",
             )
         })
+    }
+
+    /// What the session table says about the session a request names, and
+    /// that session when it is live.
+    pub(super) fn lookup(&self, headers: &HeaderMap) -> (SessionLookup, Option<Arc<Session>>) {
+        let mut live = None;
+        let lookup = http_transport::session_lookup(headers, |id| {
+            live = self.sessions.get(id);
+            live.is_some()
+        });
+        (lookup, live)
     }
 
     /// A new session, with the messages the recording opened with queued

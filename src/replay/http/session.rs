@@ -41,6 +41,12 @@ impl Sessions {
         session
     }
 
+    /// Whether any session was handed out so far: from then on requests
+    /// are expected to name one.
+    pub(super) fn issued_any(&self) -> bool {
+        self.issued.load(Ordering::Relaxed) > 0
+    }
+
     /// The live session with this id.
     pub(super) fn get(&self, id: &str) -> Option<Arc<Session>> {
         lock(&self.live).get(id).cloned()
