@@ -48,19 +48,7 @@ pub struct RecordOutcome {
 /// on to the server; the cassette is written after it exits.
 pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let (program, args) = config.command.split_first().ok_or(RecordError::NoCommand)?;
-    let recovered = config
-        .cassette
-        .as_deref()
-        .map(cassette::recover)
-        .transpose()?
-        .flatten();
-    // Rules are written by people: a re-recording keeps them.
-    let kept_rules = config
-        .cassette
-        .as_deref()
-        .and_then(|path| cassette::load(path).ok())
-        .map(|old| old.rules)
-        .unwrap_or_default();
+    let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
     let transport = Transport::Stdio {
         command: redact::mask_command(&config.command),
     };

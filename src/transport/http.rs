@@ -266,38 +266,10 @@ fn decode(value: &str) -> Option<String> {
     }
 }
 
-/// Standard Base64 with padding.
+/// Standard Base64 with padding (the `base64` crate, strict).
 fn base64(text: &str) -> Option<Vec<u8>> {
-    fn sextet(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let bytes = text.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
-        return None;
-    }
-    let groups = bytes.len() / 4;
-    let mut out = Vec::with_capacity(groups * 3);
-    for (index, chunk) in bytes.chunks(4).enumerate() {
-        let padding = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if padding > 2 || (padding > 0 && index + 1 != groups) {
-            return None;
-        }
-        let mut group = 0u32;
-        for &c in &chunk[..4 - padding] {
-            group = (group << 6) | sextet(c)?;
-        }
-        group <<= 6 * padding as u32;
-        let [_, a, b, c] = group.to_be_bytes();
-        out.extend_from_slice(&[a, b, c][..3 - padding]);
-    }
-    Some(out)
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
 #[cfg(test)]

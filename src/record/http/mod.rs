@@ -72,7 +72,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use super::error::RecordError;
-use crate::cassette::{self, HttpEndpointBehaviour, Recovery, Transport};
+use crate::cassette::{HttpEndpointBehaviour, Recovery, Transport};
 use proxy::Proxy;
 use tap::Tap;
 use upstream::Upstream;
@@ -119,19 +119,7 @@ pub async fn record_http(
         addr: config.listen,
         source,
     })?;
-    let recovered = config
-        .cassette
-        .as_deref()
-        .map(cassette::recover)
-        .transpose()?
-        .flatten();
-    // Rules are written by people: a re-recording keeps them.
-    let kept_rules = config
-        .cassette
-        .as_deref()
-        .and_then(|path| cassette::load(path).ok())
-        .map(|old| old.rules)
-        .unwrap_or_default();
+    let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
     let tap = match &config.cassette {
         Some(path) => Tap::record(path.clone(), now_rfc3339(), transport(&upstream))?,
         None => Tap::passthrough(),
