@@ -1,1 +1,1026 @@
-fn main() {}
+//! Throughput and latency of mcpcassette over Streamable HTTP, measured in
+//! one run against three targets with the same client: the live example
+//! server (`rmcp_http_server`), `mcpcassette record` in front of it, and
+//! `mcpcassette replay` of a cassette recorded through that proxy. A bare
+//! HTTP relay in front of the live server (this binary, re-executed with
+//! `--relay`) shows what any reverse proxy costs, as context for record.
+//!
+//! Run it with `cargo bench --bench http`; docs/benchmarks.md ("Streamable
+//! HTTP") explains every figure. Everything listens on 127.0.0.1 and every
+//! child process is stopped when the bench ends, fails or panics.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
+use http::{Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use nix::sys::prctl::set_pdeathsig;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The protocol version of every session (legacy era: `initialize`, sessions).
+const VERSION: &str = "2025-11-25";
+/// Each configuration is measured this many times, interleaved.
+const ROUNDS: usize = 3;
+/// One request in flight: warm-up, then measured, per session.
+const SERIAL: Load = Load {
+    depth: 1,
+    warmup: 200,
+    measured: 2_000,
+};
+/// Sixteen requests in flight (sixteen client tasks): warm-up, then measured.
+const CONCURRENT: Load = Load {
+    depth: 16,
+    warmup: 2_000,
+    measured: 20_000,
+};
+/// A warm-up phase stops sending after this long, whatever its count.
+const WARMUP_LIMIT: Duration = Duration::from_millis(1_500);
+/// A measured phase stops sending after this long; the report flags it.
+/// Counts, not this, end every phase on a healthy target (the slowest,
+/// record at 16 in flight, needs under 2 s on 2 cores).
+const MEASURE_LIMIT: Duration = Duration::from_secs(6);
+/// The recording of the replayed cassette stops after this long; replay
+/// sessions then send no more calls than it holds.
+const RECORDING_LIMIT: Duration = Duration::from_secs(20);
+/// Makes the bench binary a bare HTTP relay to the URL after it.
+const RELAY_FLAG: &str = "--relay";
+/// The whole bench gives up after this long.
+const DEADLINE: Duration = Duration::from_secs(600);
+/// How long a child gets to exit once signalled.
+const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How much of a failed child's stderr an error quotes, in characters.
+const STDERR_TAIL: usize = 2_000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == RELAY_FLAG) {
+        let upstream = args.get(at + 1).map_or("", String::as_str);
+        if let Err(e) = relay::serve(upstream) {
+            eprintln!("relay: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs bench binaries without `--bench`.
+        println!("http: skipped; run it with `cargo bench --bench http`");
+        return;
+    }
+    watchdog(DEADLINE);
+    if let Err(e) = run() {
+        eprintln!("http bench failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> io::Result<()> {
+    let env = Env::prepare()?;
+    let started = Instant::now();
+    progress("recording the cassette replay will serve");
+    let cassette = record_cassette(&env)?;
+    progress("comparing live, bare relay, record and replay");
+    let comparison = compare(&env, &cassette)?;
+    let report = Report {
+        cassette,
+        comparison,
+    };
+    println!("{}", report.markdown(started.elapsed()));
+    Ok(())
+}
+
+fn progress(what: &str) {
+    eprintln!("[http] {what}…");
+}
+
+// ---------------------------------------------------------------------------
+// Children: started with a guard, stopped by signal, killed on any exit
+// ---------------------------------------------------------------------------
+
+/// Pids of running children, for the watchdog to kill before it exits.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn children() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    CHILDREN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Ends the process if the bench hangs, killing its children first.
+fn watchdog(limit: Duration) {
+    thread::spawn(move || {
+        thread::sleep(limit);
+        eprintln!("http bench: no result after {limit:?}, giving up");
+        for &pid in children().iter() {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
+        std::process::exit(2);
+    });
+}
+
+/// A child process serving HTTP. Dropping it kills the child unless it has
+/// already been stopped, so no early return or panic leaves one behind.
+struct Server {
+    name: &'static str,
+    child: Child,
+    /// Its stderr, quoted when it fails.
+    stderr: PathBuf,
+    /// Kept open: a closed pipe would turn a later print into EPIPE.
+    stdout: BufReader<ChildStdout>,
+    /// The URL it printed as the first line of stdout.
+    url: String,
+}
+
+impl Server {
+    /// Spawns `command` and reads the URL it prints once it listens.
+    fn spawn(name: &'static str, mut command: Command, stderr: PathBuf) -> io::Result<Self> {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&stderr)?)
+            .env("MCPCASSETTE_LOG", "warn");
+        // SAFETY: only an async-signal-safe system call runs in the child.
+        unsafe {
+            // Dies with the bench, however the bench ends (even SIGKILL).
+            command.pre_exec(|| Ok(set_pdeathsig(Signal::SIGKILL)?));
+        }
+        let mut child = command.spawn()?;
+        children().push(child.id());
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut server = Server {
+            name,
+            child,
+            stderr,
+            stdout,
+            url: String::new(),
+        };
+        let mut line = String::new();
+        server.stdout.read_line(&mut line)?;
+        let url = line.trim();
+        if !url.starts_with("http://127.0.0.1:") {
+            return Err(server.failure(format!("printed {url:?} instead of its URL")));
+        }
+        server.url = url.to_owned();
+        Ok(server)
+    }
+
+    /// Sends `signal`, waits for the exit and checks it was clean.
+    fn stop(mut self, signal: Signal) -> io::Result<()> {
+        kill(Pid::from_raw(self.child.id() as i32), signal).map_err(io::Error::other)?;
+        let status = self.wait(STOP_TIMEOUT)?;
+        if !status.success() {
+            return Err(self.failure(format!("exited with {status}")));
+        }
+        Ok(())
+    }
+
+    fn wait(&mut self, limit: Duration) -> io::Result<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                return Err(self.failure(format!("still running {limit:?} after the signal")));
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// An error quoting the end of the child's stderr (the scratch folder
+    /// that holds it is deleted when the bench stops).
+    fn failure(&self, what: impl std::fmt::Display) -> io::Error {
+        failure(self.name, &self.stderr, what)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let id = self.child.id();
+        children().retain(|&pid| pid != id);
+    }
+}
+
+fn failure(name: &str, stderr: &Path, what: impl std::fmt::Display) -> io::Error {
+    let log = std::fs::read_to_string(stderr).unwrap_or_default();
+    let start = log
+        .char_indices()
+        .rev()
+        .nth(STDERR_TAIL)
+        .map_or(0, |(i, _)| i);
+    let tail = &log[start..];
+    io::Error::other(format!("{name} {what}; its stderr ends with:\n{tail}"))
+}
+
+// ---------------------------------------------------------------------------
+// Environment: binaries and scratch space
+// ---------------------------------------------------------------------------
+
+/// Paths to everything the bench runs, and a scratch folder.
+struct Env {
+    /// This binary, which is also the bare relay.
+    this_exe: PathBuf,
+    mcpcassette: PathBuf,
+    live_server: PathBuf,
+    scratch: tempfile::TempDir,
+    files: AtomicUsize,
+}
+
+impl Env {
+    /// Builds the binaries and examples with the bench profile (release
+    /// settings, same output folder, so nothing is built twice) and finds them.
+    fn prepare() -> io::Result<Self> {
+        progress("building binaries and examples (cargo build --profile bench --bins --examples)");
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--profile",
+                "bench",
+                "--bins",
+                "--examples",
+                "--manifest-path",
+            ])
+            .arg(&manifest)
+            .status()?;
+        if !status.success() {
+            return Err(io::Error::other(format!("cargo build failed: {status}")));
+        }
+        let mcpcassette = PathBuf::from(env!("CARGO_BIN_EXE_mcpcassette"));
+        let profile_dir = mcpcassette.parent().expect("a binary lives in a folder");
+        let live_server = profile_dir.join("examples").join("rmcp_http_server");
+        if !live_server.exists() {
+            let missing = live_server.display();
+            return Err(io::Error::other(format!("{missing} was not built")));
+        }
+        Ok(Env {
+            this_exe: std::env::current_exe()?,
+            mcpcassette,
+            live_server,
+            scratch: tempfile::tempdir()?,
+            files: AtomicUsize::new(0),
+        })
+    }
+
+    /// A fresh path in the scratch folder.
+    fn scratch_file(&self, stem: &str, ext: &str) -> PathBuf {
+        let n = self.files.fetch_add(1, Ordering::Relaxed);
+        self.scratch.path().join(format!("{stem}-{n}.{ext}"))
+    }
+
+    /// The live server, on a free port.
+    fn live(&self) -> io::Result<Server> {
+        let mut command = Command::new(&self.live_server);
+        command.arg("0");
+        Server::spawn(
+            "rmcp_http_server",
+            command,
+            self.scratch_file("live", "log"),
+        )
+    }
+
+    /// The bare relay in front of `upstream`.
+    fn relay(&self, upstream: &Server) -> io::Result<Server> {
+        let mut command = Command::new(&self.this_exe);
+        command.arg(RELAY_FLAG).arg(&upstream.url);
+        Server::spawn("bare relay", command, self.scratch_file("relay", "log"))
+    }
+
+    /// `mcpcassette record` in front of `upstream`, writing `cassette`.
+    fn record(&self, upstream: &Server, cassette: &Path) -> io::Result<Server> {
+        let mut command = Command::new(&self.mcpcassette);
+        command.arg("record").arg("--cassette").arg(cassette).args([
+            "--upstream",
+            &upstream.url,
+            "--listen",
+            "127.0.0.1:0",
+        ]);
+        Server::spawn(
+            "mcpcassette record",
+            command,
+            self.scratch_file("record", "log"),
+        )
+    }
+
+    /// `mcpcassette replay` of `cassette`.
+    fn replay(&self, cassette: &Path) -> io::Result<Server> {
+        let mut command = Command::new(&self.mcpcassette);
+        command
+            .arg("replay")
+            .arg(cassette)
+            .args(["--listen", "127.0.0.1:0"]);
+        Server::spawn(
+            "mcpcassette replay",
+            command,
+            self.scratch_file("replay", "log"),
+        )
+    }
+
+    /// Starts `target`: the processes, front last, and the front's URL.
+    fn start(&self, target: &Target) -> io::Result<Running> {
+        let servers = match target {
+            Target::Live => vec![self.live()?],
+            Target::Relay => {
+                let live = self.live()?;
+                let relay = self.relay(&live)?;
+                vec![live, relay]
+            }
+            Target::Record => {
+                let live = self.live()?;
+                let record = self.record(&live, &self.scratch_file("recorded", "json"))?;
+                vec![live, record]
+            }
+            Target::Replay(cassette) => vec![self.replay(cassette)?],
+        };
+        Ok(Running { servers })
+    }
+}
+
+/// The processes of one target.
+struct Running {
+    servers: Vec<Server>,
+}
+
+impl Running {
+    fn url(&self) -> &str {
+        &self.servers.last().expect("a target runs something").url
+    }
+
+    /// Stops the front first (record writes its cassette), then the rest;
+    /// every one must exit cleanly (replay: every request was answered).
+    fn stop(mut self) -> io::Result<()> {
+        while let Some(server) = self.servers.pop() {
+            server.stop(Signal::SIGINT)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the client talks to.
+enum Target {
+    /// `rmcp_http_server`, directly.
+    Live,
+    /// The bare relay in front of a live server: bytes passed through,
+    /// nothing parsed or written down.
+    Relay,
+    /// `mcpcassette record --upstream <live>` in front of a live server.
+    Record,
+    /// `mcpcassette replay <cassette> --listen`.
+    Replay(PathBuf),
+}
+
+impl Target {
+    fn name(&self) -> &'static str {
+        match self {
+            Target::Live => "live (rmcp_http_server)",
+            Target::Relay => "bare relay → live",
+            Target::Record => "record → live",
+            Target::Replay(_) => "replay",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The client: one legacy MCP session over keep-alive connections
+// ---------------------------------------------------------------------------
+
+/// A JSON-RPC answer, read far enough to check an echo.
+#[derive(Deserialize)]
+struct Reply {
+    id: Option<u64>,
+    result: Option<ReplyResult>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ReplyResult {
+    #[serde(default)]
+    content: Vec<Text>,
+}
+
+#[derive(Deserialize)]
+struct Text {
+    #[serde(default)]
+    text: String,
+}
+
+/// One MCP session; clones share the connection pool and the session.
+#[derive(Clone)]
+struct Mcp {
+    client: Client<HttpConnector, Full<Bytes>>,
+    uri: Uri,
+    session: Option<HeaderValue>,
+}
+
+impl Mcp {
+    fn new(url: &str) -> io::Result<Self> {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Ok(Mcp {
+            client,
+            uri: url.parse().map_err(io::Error::other)?,
+            session: None,
+        })
+    }
+
+    /// POSTs one message; returns the status, and the JSON-RPC messages of
+    /// the answer (a JSON body, or the `data` of each SSE event).
+    async fn post(
+        &self,
+        body: String,
+    ) -> io::Result<(StatusCode, Option<HeaderValue>, Vec<Reply>)> {
+        let mut request = Request::post(self.uri.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream");
+        if let Some(session) = &self.session {
+            request = request
+                .header("mcp-session-id", session.clone())
+                .header("mcp-protocol-version", VERSION);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body)))
+            .map_err(io::Error::other)?;
+        let response = self
+            .client
+            .request(request)
+            .await
+            .map_err(io::Error::other)?;
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.map_err(io::Error::other)?.to_bytes();
+        let sse = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let replies = if sse {
+            sse_data(&body)
+                .iter()
+                .map(|data| serde_json::from_slice(data))
+                .collect::<Result<_, _>>()?
+        } else if body.is_empty() {
+            Vec::new()
+        } else {
+            vec![serde_json::from_slice(&body)?]
+        };
+        let session = parts.headers.get("mcp-session-id").cloned();
+        Ok((parts.status, session, replies))
+    }
+
+    /// `initialize` (keeping the session id), then `notifications/initialized`.
+    async fn handshake(&mut self) -> io::Result<()> {
+        let initialize = json!({
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "http-bench", "version": "0.1.0"},
+            },
+        });
+        let (status, session, replies) = self.post(initialize.to_string()).await?;
+        let answered = replies
+            .iter()
+            .any(|r| r.id == Some(0) && r.result.is_some());
+        if status != StatusCode::OK || !answered {
+            return Err(io::Error::other(format!(
+                "initialize failed: HTTP {status}"
+            )));
+        }
+        self.session =
+            Some(session.ok_or_else(|| io::Error::other("initialize issued no session"))?);
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, _, _) = self.post(initialized.to_owned()).await?;
+        if status != StatusCode::ACCEPTED {
+            let what = format!("notifications/initialized got HTTP {status}, not 202");
+            return Err(io::Error::other(what));
+        }
+        Ok(())
+    }
+
+    /// `tools/call echo {"message": "m<n>"}` with id `n + 1`; checks the
+    /// answer echoes exactly that message.
+    async fn echo(&self, n: usize) -> io::Result<()> {
+        let id = n as u64 + 1;
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"m{n}"}}}}}}"#
+        );
+        let (status, _, replies) = self.post(body).await?;
+        let Some(reply) = replies.into_iter().find(|r| r.id == Some(id)) else {
+            return Err(io::Error::other(format!(
+                "HTTP {status}: no answer to request {id} (m{n})"
+            )));
+        };
+        if let Some(error) = reply.error {
+            return Err(io::Error::other(format!("m{n}: error answer {error}")));
+        }
+        let text = reply
+            .result
+            .and_then(|r| r.content.into_iter().next())
+            .map(|t| t.text)
+            .unwrap_or_default();
+        if status != StatusCode::OK || text != format!("Echo: m{n}") {
+            return Err(io::Error::other(format!(
+                "m{n}: HTTP {status}, wrong echo {text:?}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The `data` of each SSE event that has some (priming events have none).
+fn sse_data(body: &[u8]) -> Vec<Vec<u8>> {
+    let mut events = Vec::new();
+    let mut data: Option<Vec<u8>> = None;
+    for line in body.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            events.extend(data.take().filter(|d| !d.trim_ascii().is_empty()));
+        } else if let Some(value) = line.strip_prefix(b"data:") {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            match &mut data {
+                Some(data) => {
+                    data.push(b'\n');
+                    data.extend_from_slice(value);
+                }
+                None => data = Some(value.to_vec()),
+            }
+        }
+    }
+    events.extend(data.filter(|d| !d.trim_ascii().is_empty()));
+    events
+}
+
+// ---------------------------------------------------------------------------
+// Sessions and phases
+// ---------------------------------------------------------------------------
+
+/// How many requests a session sends, and how many are in flight at once.
+#[derive(Clone, Copy)]
+struct Load {
+    depth: usize,
+    warmup: usize,
+    measured: usize,
+}
+
+impl Load {
+    fn calls(self) -> usize {
+        self.warmup + self.measured
+    }
+}
+
+/// What one measured phase saw.
+struct Sample {
+    rate: f64,
+    /// Request built → answer read and checked, in nanoseconds.
+    latencies: Vec<u64>,
+    /// The time limit, not the count, ended the phase.
+    cut_short: bool,
+}
+
+/// Sends the echo calls `first .. first + n`, `depth` at a time: `depth`
+/// tasks, each taking the next call as soon as its last one is answered,
+/// until all `n` are answered or `limit` has passed.
+async fn phase(
+    mcp: &Mcp,
+    first: usize,
+    n: usize,
+    depth: usize,
+    limit: Duration,
+) -> io::Result<Sample> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let clock = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..depth {
+        let (mcp, next) = (mcp.clone(), Arc::clone(&next));
+        tasks.spawn(async move {
+            let mut latencies = Vec::with_capacity(n / depth + 1);
+            while clock.elapsed() < limit {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let started = Instant::now();
+                mcp.echo(first + i).await?;
+                latencies.push(started.elapsed().as_nanos() as u64);
+            }
+            Ok::<_, io::Error>(latencies)
+        });
+    }
+    let mut latencies = Vec::with_capacity(n);
+    while let Some(joined) = tasks.join_next().await {
+        latencies.extend(joined.map_err(io::Error::other)??);
+    }
+    Ok(Sample {
+        rate: latencies.len() as f64 / clock.elapsed().as_secs_f64(),
+        cut_short: latencies.len() < n,
+        latencies,
+    })
+}
+
+/// Handshake, warm-up, then the measured phase, against `url`, using the
+/// messages `m0 .. m<budget>` at most (in order, each once). The client
+/// runs on its own single-threaded runtime, dropped (closing every
+/// connection) before the servers are stopped.
+fn drive(url: &str, load: Load, budget: usize, limit: Duration) -> io::Result<Sample> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let mut mcp = Mcp::new(url)?;
+        mcp.handshake().await?;
+        let warmup = load.warmup.min(budget);
+        let warm = phase(&mcp, 0, warmup, load.depth, WARMUP_LIMIT).await?;
+        let used = warm.latencies.len();
+        let measured = load.measured.min(budget - used);
+        let mut sample = phase(&mcp, used, measured, load.depth, limit).await?;
+        sample.cut_short |= measured < load.measured;
+        Ok(sample)
+    })
+}
+
+/// One session against a fresh `target`: start, drive, stop.
+fn session(env: &Env, target: &Target, load: Load, budget: usize) -> io::Result<Sample> {
+    let running = env.start(target)?;
+    let sample = drive(running.url(), load, budget, MEASURE_LIMIT).map_err(|e| {
+        let front = running.servers.last().expect("a target runs something");
+        front.failure(format!("failed a session: {e}"))
+    })?;
+    running.stop()?;
+    Ok(sample)
+}
+
+// ---------------------------------------------------------------------------
+// The cassette replay serves
+// ---------------------------------------------------------------------------
+
+/// The recording made through `mcpcassette record`.
+struct Recorded {
+    path: PathBuf,
+    interactions: usize,
+    bytes: u64,
+    /// Echo calls recorded: `m0 .. m<calls>`.
+    calls: usize,
+    rate: f64,
+}
+
+/// Records one session through the proxy: the handshake and as many
+/// distinct echo calls as the longest replay session sends (each recorded
+/// request answers once under keyed matching), 16 in flight.
+fn record_cassette(env: &Env) -> io::Result<Recorded> {
+    let path = env.scratch_file("cassette", "json");
+    let live = env.live()?;
+    let record = env.record(&live, &path)?;
+    let load = Load {
+        depth: CONCURRENT.depth,
+        warmup: 0,
+        measured: SERIAL.calls().max(CONCURRENT.calls()),
+    };
+    let sample = drive(&record.url, load, load.calls(), RECORDING_LIMIT)
+        .map_err(|e| record.failure(format!("failed: {e}")))?;
+    record.stop(Signal::SIGINT)?;
+    live.stop(Signal::SIGINT)?;
+    let cassette = mcpcassette::cassette::load(&path).map_err(io::Error::other)?;
+    Ok(Recorded {
+        interactions: cassette.interactions.len(),
+        bytes: std::fs::metadata(&path)?.len(),
+        path,
+        calls: sample.latencies.len(),
+        rate: sample.rate,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------
+
+/// Several samples of one configuration, summarised.
+struct Stats {
+    /// Each round's requests/s, in round order.
+    rounds: Vec<f64>,
+    /// Median over rounds.
+    rate: f64,
+    /// Over every request of every round, in microseconds.
+    p50: f64,
+    p99: f64,
+    /// Requests measured, over all rounds.
+    requests: usize,
+    /// Some round was ended by the time limit.
+    cut_short: bool,
+}
+
+impl Stats {
+    fn of(samples: &[Sample]) -> Self {
+        let rounds: Vec<f64> = samples.iter().map(|s| s.rate).collect();
+        let mut sorted = rounds.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mut all: Vec<u64> = samples.iter().flat_map(|s| s.latencies.clone()).collect();
+        all.sort_unstable();
+        Stats {
+            rate: sorted[sorted.len() / 2],
+            rounds,
+            p50: percentile(&all, 50.0) as f64 / 1e3,
+            p99: percentile(&all, 99.0) as f64 / 1e3,
+            requests: all.len(),
+            cut_short: samples.iter().any(|s| s.cut_short),
+        }
+    }
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile<T: Copy>(sorted: &[T], p: f64) -> T {
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Every target at every depth.
+struct Comparison {
+    /// (target name, depth, stats), in table order.
+    rows: Vec<(&'static str, usize, Stats)>,
+}
+
+impl Comparison {
+    fn get(&self, name: &str, depth: usize) -> &Stats {
+        self.rows
+            .iter()
+            .find(|(n, d, _)| *n == name && *d == depth)
+            .map(|(_, _, s)| s)
+            .expect("every configuration was measured")
+    }
+}
+
+/// Runs every target at every depth, interleaving rounds so that drift in
+/// the machine's speed hits all of them alike; every session gets fresh
+/// processes. Replay sessions use no more calls than the cassette holds.
+fn compare(env: &Env, cassette: &Recorded) -> io::Result<Comparison> {
+    let targets = [
+        Target::Live,
+        Target::Relay,
+        Target::Record,
+        Target::Replay(cassette.path.clone()),
+    ];
+    let loads = [SERIAL, CONCURRENT];
+    let mut samples: Vec<Vec<Sample>> = (0..targets.len() * loads.len())
+        .map(|_| Vec::new())
+        .collect();
+    for round in 1..=ROUNDS {
+        progress(&format!("round {round} of {ROUNDS}"));
+        for (l, load) in loads.iter().enumerate() {
+            for (t, target) in targets.iter().enumerate() {
+                let budget = match target {
+                    Target::Replay(_) => cassette.calls,
+                    _ => load.calls(),
+                };
+                let sample = session(env, target, *load, budget)?;
+                progress(&format!(
+                    "  {}, {} in flight: {:.0} requests/s",
+                    target.name(),
+                    load.depth,
+                    sample.rate
+                ));
+                samples[l * targets.len() + t].push(sample);
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (l, load) in loads.iter().enumerate() {
+        for (t, target) in targets.iter().enumerate() {
+            let stats = Stats::of(&samples[l * targets.len() + t]);
+            rows.push((target.name(), load.depth, stats));
+        }
+    }
+    Ok(Comparison { rows })
+}
+
+// ---------------------------------------------------------------------------
+// The bare relay: the cost of any HTTP reverse proxy
+// ---------------------------------------------------------------------------
+
+mod relay {
+    use super::*;
+    use hyper::body::Incoming;
+    use hyper::server::conn::http1;
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+    use tokio::net::TcpListener;
+    use tokio::signal::unix::{SignalKind, signal};
+
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+    /// Listens on 127.0.0.1 (printing its URL, as mcpcassette does) and
+    /// forwards every request to `upstream` and every answer back, bodies
+    /// streamed through unread, on a runtime like mcpcassette's (two
+    /// workers), until SIGINT or SIGTERM.
+    pub fn serve(upstream: &str) -> io::Result<()> {
+        let upstream: Uri = upstream.parse().map_err(io::Error::other)?;
+        let authority = upstream
+            .authority()
+            .cloned()
+            .ok_or_else(|| io::Error::other("the upstream URL has no host"))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        runtime.block_on(async move {
+            let mut interrupt = signal(SignalKind::interrupt())?;
+            let mut terminate = signal(SignalKind::terminate())?;
+            let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+            println!("http://{}{}", listener.local_addr()?, upstream.path());
+            let mut connector = HttpConnector::new();
+            connector.set_nodelay(true);
+            let client: Client<HttpConnector, Incoming> =
+                Client::builder(TokioExecutor::new()).build(connector);
+            loop {
+                let stream = tokio::select! {
+                    accepted = listener.accept() => accepted?.0,
+                    _ = interrupt.recv() => return Ok(()),
+                    _ = terminate.recv() => return Ok(()),
+                };
+                stream.set_nodelay(true)?;
+                let (client, authority) = (client.clone(), authority.clone());
+                tokio::spawn(async move {
+                    let service = service_fn(move |request| {
+                        forward(client.clone(), authority.clone(), request)
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        })
+    }
+
+    /// Sends `request` on to `authority`, and hands back its answer.
+    async fn forward(
+        client: Client<HttpConnector, Incoming>,
+        authority: http::uri::Authority,
+        request: Request<Incoming>,
+    ) -> Result<http::Response<Incoming>, BoxError> {
+        let (mut parts, body) = request.into_parts();
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        parts.uri = Uri::builder()
+            .scheme("http")
+            .authority(authority.as_str())
+            .path_and_query(path)
+            .build()?;
+        parts
+            .headers
+            .insert(header::HOST, HeaderValue::from_str(authority.as_str())?);
+        Ok(client.request(Request::from_parts(parts, body)).await?)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The report
+// ---------------------------------------------------------------------------
+
+struct Report {
+    cassette: Recorded,
+    comparison: Comparison,
+}
+
+impl Report {
+    fn markdown(&self, took: Duration) -> String {
+        let mut out = machine();
+        out += &format!(
+            "Rounds: {ROUNDS}, interleaved, fresh processes per session (throughput: median \
+             round; latency: all requests of all rounds). 1 in flight: {} warm-up + {} measured \
+             requests per session; {} in flight: {} + {}. Whole run (build excluded): {:.0} s.\n\n",
+            SERIAL.warmup,
+            SERIAL.measured,
+            CONCURRENT.depth,
+            CONCURRENT.warmup,
+            CONCURRENT.measured,
+            took.as_secs_f64()
+        );
+        out += &self.summary_table();
+        out += &self.comparison_table();
+        out += &self.cassette_line();
+        out += &self.warnings();
+        out
+    }
+
+    fn summary_table(&self) -> String {
+        let mut out = String::from(
+            "#### Against the live server, same run\n\n\
+             | in flight | record / live requests/s | record / live p50 \
+             | replay / live requests/s | replay / live p50 |\n\
+             |---:|---:|---:|---:|---:|\n",
+        );
+        let c = &self.comparison;
+        for depth in [SERIAL.depth, CONCURRENT.depth] {
+            let live = c.get(Target::Live.name(), depth);
+            let record = c.get(Target::Record.name(), depth);
+            let replay = c.get("replay", depth);
+            out += &format!(
+                "| {depth} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                record.rate / live.rate,
+                record.p50 / live.p50,
+                replay.rate / live.rate,
+                replay.p50 / live.p50,
+            );
+        }
+        out + "\n"
+    }
+
+    fn comparison_table(&self) -> String {
+        let mut out = String::from(
+            "#### Throughput and latency (`tools/call echo` over Streamable HTTP)\n\n\
+             | target | in flight | requests/s | p50 (µs) | p99 (µs) | requests/s by round \
+             | requests measured |\n\
+             |---|---:|---:|---:|---:|---|---:|\n",
+        );
+        for (name, depth, s) in &self.comparison.rows {
+            let rounds: Vec<String> = s.rounds.iter().map(|r| format!("{r:.0}")).collect();
+            let mark = if s.cut_short { " ‡" } else { "" };
+            out += &format!(
+                "| {name} | {depth} | {:.0} | {:.1} | {:.1} | {} | {}{mark} |\n",
+                s.rate,
+                s.p50,
+                s.p99,
+                rounds.join(" / "),
+                s.requests
+            );
+        }
+        out + "\n"
+    }
+
+    fn cassette_line(&self) -> String {
+        let c = &self.cassette;
+        format!(
+            "Replayed cassette: recorded through `mcpcassette record` in this run \
+             (handshake + {} distinct echo calls, {} in flight, {:.0} requests/s), \
+             {} interactions, {:.1} MiB.\n",
+            c.calls,
+            CONCURRENT.depth,
+            c.rate,
+            c.interactions,
+            c.bytes as f64 / (1 << 20) as f64
+        )
+    }
+
+    /// Notes on figures that are not what they seem.
+    fn warnings(&self) -> String {
+        let mut out = String::new();
+        if self.comparison.rows.iter().any(|(_, _, s)| s.cut_short) {
+            out += &format!(
+                "\n‡ Cut short: a measured phase stops after {} s (a warm-up after {} s), \
+                 or when the recorded cassette has no more distinct calls.\n",
+                MEASURE_LIMIT.as_secs_f64(),
+                WARMUP_LIMIT.as_secs_f64()
+            );
+        }
+        let stalled: Vec<String> = self
+            .comparison
+            .rows
+            .iter()
+            .filter(|(_, _, s)| s.p50 >= 20_000.0)
+            .map(|(name, depth, _)| format!("{name} ({depth} in flight)"))
+            .collect();
+        if !stalled.is_empty() {
+            out += &format!(
+                "\nWarning: a p50 of 20 ms or more ({}) is the signature of Nagle's \
+                 algorithm meeting delayed ACKs: a server that writes its SSE answer in \
+                 several small writes on a socket without TCP_NODELAY waits for the \
+                 client's ACK (up to 40 ms) between them.\n",
+                stalled.join(", ")
+            );
+        }
+        out
+    }
+}
+
+/// CPU, core count and kernel, as far as this machine says.
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown CPU", |(_, name)| name.trim());
+    let cores = thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "Machine: {cpu}, {cores} cores available, Linux {}.\n\n",
+        kernel.trim()
+    )
+}

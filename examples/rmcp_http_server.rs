@@ -1035,6 +1035,8 @@ async fn main() -> std::io::Result<()> {
             _ = tokio::signal::ctrl_c() => break,
             _ = terminate.recv() => break,
         };
+        // Small writes must not wait for delayed ACKs (Nagle).
+        let _ = stream.set_nodelay(true);
         let service = service.clone();
         tokio::spawn(async move {
             let handler = service_fn(move |request| {

@@ -121,6 +121,9 @@ pub async fn serve_http(
 
 /// Serves one TCP connection, finishing its current exchange on shutdown.
 async fn serve_connection(stream: TcpStream, server: Arc<Server>) {
+    // Answers go out in several small writes (headers, SSE events); with
+    // Nagle's algorithm on, a keep-alive client waits ~40 ms for each.
+    let _ = stream.set_nodelay(true);
     let closed = server.closed();
     let handler = Arc::clone(&server);
     let service = service_fn(move |request| {
