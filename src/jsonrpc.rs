@@ -129,6 +129,14 @@ pub fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) 
     json!({"jsonrpc": "2.0", "id": id, "error": error})
 }
 
+/// Encoded messages joined into one JSON-RPC batch array.
+pub fn batch(encoded: &[Vec<u8>]) -> Vec<u8> {
+    let mut array = b"[".to_vec();
+    array.extend_from_slice(&encoded.join(&b","[..]));
+    array.push(b']');
+    array
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +177,14 @@ mod tests {
         for (value, want) in cases {
             assert_eq!(classify(&value), Err(want), "{value}");
         }
+    }
+
+    #[test]
+    fn batches_join_encoded_messages() {
+        assert_eq!(
+            batch(&[b"{\"a\":1}".to_vec(), b"2".to_vec()]),
+            b"[{\"a\":1},2]"
+        );
     }
 
     #[test]

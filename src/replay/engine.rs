@@ -220,10 +220,7 @@ impl Engine {
                 responses.push(response);
             }
             if !responses.is_empty() {
-                let mut array = b"[".to_vec();
-                array.extend_from_slice(&responses.join(&b","[..]));
-                array.push(b']');
-                let _ = out.send(array);
+                let _ = out.send(jsonrpc::batch(&responses));
             }
         });
     }

@@ -96,10 +96,7 @@ async fn collect(flow: &mut Flow, expect: Expect) -> Option<Vec<u8>> {
     if !expect.batch || responses.is_empty() {
         return responses.pop();
     }
-    let mut array = b"[".to_vec();
-    array.extend_from_slice(&responses.join(&b","[..]));
-    array.push(b']');
-    Some(array)
+    Some(crate::jsonrpc::batch(&responses))
 }
 
 /// Starts an SSE answer written in the background as the engine plays.
