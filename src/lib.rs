@@ -5,8 +5,12 @@
 //! - [`replay`] answers a client from a cassette, deterministically, without
 //!   starting the server.
 //! - [`matching`] decides which recorded interaction answers a live request.
+//! - [`redact`] keeps secrets out of cassettes, logs and error messages.
+//! - [`schema`] knows what MCP messages look like; [`check`] uses it to
+//!   validate cassette files.
 
 pub mod cassette;
+pub mod check;
 pub mod jsonrpc;
 pub mod matching;
 pub mod mode;
@@ -14,4 +18,5 @@ pub mod protocol;
 pub mod record;
 pub mod redact;
 pub mod replay;
+pub mod schema;
 pub mod transport;

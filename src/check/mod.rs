@@ -1,0 +1,1 @@
+//! `mcpcassette check`: findings about cassette files.
