@@ -288,6 +288,31 @@ pub enum Event {
 }
 
 impl Interaction {
+    /// Every message in the interaction, for edits that apply to all
+    /// (masking): the client's, the server's, and the client's answers.
+    pub fn messages_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        let client = match &mut self.client {
+            ClientMessage::Request(m) | ClientMessage::Notification(m) => m,
+        };
+        let events = self
+            .during
+            .iter_mut()
+            .chain(self.after.iter_mut())
+            .flat_map(|event| {
+                let (first, second) = match event {
+                    Event::Notification { notification } => (notification, None),
+                    Event::ServerRequest {
+                        server_request,
+                        client_response,
+                    } => (server_request, client_response.as_mut()),
+                };
+                std::iter::once(first).chain(second)
+            });
+        std::iter::once(client)
+            .chain(self.response.as_mut())
+            .chain(events)
+    }
+
     /// The client message's method.
     pub fn method(&self) -> &str {
         self.client.method()

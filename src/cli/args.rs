@@ -24,6 +24,56 @@ pub enum Command {
     Record(RecordArgs),
     /// Serve a cassette over stdio as a deterministic MCP server.
     Replay(ReplayArgs),
+    /// Validate cassettes: JSON-RPC envelopes, MCP shapes of the recorded
+    /// protocol version, tool arguments, structure and secrets.
+    Check(CheckArgs),
+}
+
+/// `mcpcassette check`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 no errors (warnings allowed), 1 some finding is an error, 2 a file cannot be read.
+Finding codes are listed in the README (\"Checking cassettes\").
+
+Examples:
+  mcpcassette check cassettes/*.json
+  mcpcassette check --json --schema ../spec/schema/2025-11-25/schema.json cassettes/demo-legacy.json"
+)]
+pub struct CheckArgs {
+    /// The cassettes to check.
+    #[arg(value_name = "CASSETTE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also validate every message against this official MCP schema.json.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+    /// Also treat the value of this environment variable as a secret;
+    /// repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub redact_env: Vec<String>,
+}
+
+/// What to keep out of the cassette, beyond what is always masked
+/// (credential headers, token shapes, values of secret-looking
+/// environment variables). Rules are stored in the cassette, so replay
+/// masks live requests the same way before matching.
+#[derive(Debug, Clone, Args)]
+pub struct RedactArgs {
+    /// Mask matches of a regex (`acct-[0-9]+`, or `NAME=regex` for a named
+    /// placeholder), or the value at a selector (`/params/arguments/token`,
+    /// or `NAME=/selector`); repeatable.
+    #[arg(long, value_name = "RULE")]
+    pub redact: Vec<mcpcassette::redact::RedactRule>,
+    /// Mask the value of this environment variable wherever it appears
+    /// (also URL-encoded, JSON-escaped or base64-encoded); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub redact_env: Vec<String>,
+    /// Do not mask token shapes and secret-looking environment variables
+    /// by default (credential headers are still never stored).
+    #[arg(long)]
+    pub no_default_redaction: bool,
 }
 
 /// `mcpcassette record`.
@@ -49,6 +99,9 @@ pub struct RecordArgs {
         requires = "upstream"
     )]
     pub listen: std::net::SocketAddr,
+    /// What to mask before anything reaches the disk.
+    #[command(flatten)]
+    pub redaction: RedactArgs,
     /// The stdio server command and its arguments.
     #[arg(
         last = true,
@@ -101,6 +154,9 @@ pub struct RunArgs {
     /// How requests are matched when replaying.
     #[command(flatten)]
     pub matching: MatchArgs,
+    /// What to mask when recording.
+    #[command(flatten)]
+    pub redaction: RedactArgs,
     /// The server command and its arguments (not needed in mode `none`).
     #[arg(last = true, value_name = "SERVER CMD")]
     pub command: Vec<String>,

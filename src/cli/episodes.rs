@@ -25,6 +25,7 @@ pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::R
         upstream: Some(upstream.clone() as Arc<dyn mcpcassette::replay::Upstream>),
     };
     let engine = Engine::with_config(recorded, config);
+    super::logging::set_redactor(engine.redactor().clone());
     // One runtime for both: the server process belongs to it.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -39,7 +40,13 @@ pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::R
     })?;
     if !episodes.is_empty() {
         let mut updated = engine.cassette().clone();
-        updated.interactions.extend(episodes.iter().cloned());
+        for mut interaction in episodes.iter().cloned() {
+            // Masked as the cassette's own recording was.
+            for message in interaction.messages_mut() {
+                engine.redactor().redact_message(message);
+            }
+            updated.interactions.push(interaction);
+        }
         cassette::save(path, &updated)?;
         tracing::info!(
             "appended {} new interaction(s) to {}",

@@ -1,12 +1,13 @@
 //! The command line: parse, resolve, run, map the outcome to an exit code.
 
 mod args;
+mod check;
 mod episodes;
+mod logging;
 mod record;
 mod replay;
 mod run;
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -27,19 +28,33 @@ pub mod exit {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    logging::init();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Check(args) => check::run(args),
     };
     match result {
         Ok(code) => code,
         Err(error) => {
+            // Masked by the log writer, like every log line.
             tracing::error!("{error:#}");
             ExitCode::from(exit::ERROR)
         }
     }
+}
+
+/// A redactor over this process's environment with `rules` and `env`
+/// added; log lines are masked with it from now on.
+fn redactor(
+    rules: Vec<mcpcassette::redact::RedactRule>,
+    env: Vec<String>,
+) -> anyhow::Result<mcpcassette::redact::Redactor> {
+    let config = mcpcassette::redact::RedactConfig::from_process_env(rules, env);
+    let redactor = mcpcassette::redact::Redactor::new(&config)?;
+    logging::set_redactor(redactor.clone());
+    Ok(redactor)
 }
 
 /// A multi-threaded runtime for the HTTP servers.
@@ -72,17 +87,4 @@ async fn shutdown_signal() {
         _ = interrupt.recv() => {}
         _ = terminate.recv() => {}
     }
-}
-
-/// Logs go to stderr: in stdio mode stdout carries the protocol.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPCASSETTE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
-        .without_time()
-        .with_target(false)
-        .init();
 }

@@ -6,16 +6,32 @@ use std::process::ExitCode;
 use anyhow::Context;
 use std::net::SocketAddr;
 
-use mcpcassette::record::{HttpRecordConfig, RecordConfig, record_stdio};
+use mcpcassette::record::{HttpRecordConfig, RecordConfig, Redaction, record_stdio};
 
-use super::args::RecordArgs;
+use super::args::{RecordArgs, RedactArgs};
+
+impl RedactArgs {
+    /// What the recording masks.
+    pub fn resolve(self) -> Redaction {
+        Redaction {
+            rules: self.redact,
+            env: self.redact_env,
+            defaults: !self.no_default_redaction,
+        }
+    }
+}
 
 /// Records a stdio server (exiting with its status) or an HTTP one (until
 /// SIGINT or SIGTERM).
 pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    super::redactor(
+        args.redaction.redact.clone(),
+        args.redaction.redact_env.clone(),
+    )?;
+    let redaction = args.redaction.resolve();
     match args.upstream {
-        Some(upstream) => record_http(Some(args.cassette), upstream, args.listen),
-        None => record(Some(args.cassette), args.command),
+        Some(upstream) => record_http(Some(args.cassette), upstream, args.listen, redaction),
+        None => record(Some(args.cassette), args.command, redaction),
     }
 }
 
@@ -25,6 +41,7 @@ pub fn record_http(
     cassette: Option<PathBuf>,
     upstream: String,
     listen: SocketAddr,
+    redaction: Redaction,
 ) -> anyhow::Result<ExitCode> {
     let endpoint = http::Uri::try_from(upstream.as_str())
         .map(|uri| uri.path().to_owned())
@@ -33,6 +50,7 @@ pub fn record_http(
         cassette: cassette.clone(),
         upstream,
         listen,
+        redaction,
     };
     let outcome = super::runtime()?.block_on(mcpcassette::record::record_http(
         config,
@@ -58,8 +76,16 @@ pub fn record_http(
 
 /// Forwards to the server, recording into `cassette` when there is one,
 /// and exits with the server's status.
-pub fn record(cassette: Option<PathBuf>, command: Vec<String>) -> anyhow::Result<ExitCode> {
-    let config = RecordConfig { cassette, command };
+pub fn record(
+    cassette: Option<PathBuf>,
+    command: Vec<String>,
+    redaction: Redaction,
+) -> anyhow::Result<ExitCode> {
+    let config = RecordConfig {
+        cassette,
+        command,
+        redaction,
+    };
     let outcome = record_stdio(&config).context("recording failed")?;
     if let Some(recovery) = &outcome.recovered {
         tracing::warn!(

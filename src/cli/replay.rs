@@ -43,6 +43,7 @@ fn replay_http(
         upstream: None,
     };
     let engine = Engine::with_config(cassette, config);
+    super::logging::set_redactor(engine.redactor().clone());
     let pace = if args.pace == "recorded" {
         Pace::Recorded
     } else {
@@ -84,6 +85,7 @@ pub fn replay(
         upstream: None,
     };
     let engine = Engine::with_config(cassette, config);
+    super::logging::set_redactor(engine.redactor().clone());
     let summary = serve_stdio(&engine)?;
     finish(&engine, &summary, matching)
 }

@@ -11,6 +11,10 @@ use super::{record, replay};
 
 /// Resolves the mode, says it on stderr, and does it.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    super::redactor(
+        args.redaction.redact.clone(),
+        args.redaction.redact_env.clone(),
+    )?;
     let asked = Mode::parse(&args.mode).expect("clap checked the mode name");
     let (mode, why) = asked.resolve(process_env);
     let path = &args.cassette;
@@ -39,9 +43,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Mode::None => replay::replay(replay::open(path)?, path, &mode.to_string(), &args.matching),
         Mode::NewEpisodes if exists => super::episodes::run(path, args.command, &args.matching),
         Mode::Once | Mode::NewEpisodes | Mode::All => {
-            record::record(Some(path.clone()), args.command)
+            record::record(Some(path.clone()), args.command, args.redaction.resolve())
         }
-        Mode::Passthrough => record::record(None, args.command),
+        Mode::Passthrough => record::record(None, args.command, args.redaction.resolve()),
         Mode::Auto => unreachable!("auto is resolved"),
     }
 }

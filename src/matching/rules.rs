@@ -56,7 +56,7 @@ pub struct Case {
 }
 
 /// The rules in force for one cassette.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
     /// Pairing strategy.
@@ -77,13 +77,73 @@ pub struct Rules {
     /// Hand-written answers, tried in order when nothing recorded matches.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cases: Vec<Case>,
+    /// What recording masked beyond the defaults (`--redact`). Replay masks
+    /// live requests the same way before matching, so a redacted cassette
+    /// still answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact: Vec<crate::redact::RedactRule>,
+    /// Environment variables whose values were masked whatever their names
+    /// (`--redact-env`); names only, never values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact_env: Vec<String>,
+    /// `false` when recorded with `--no-default-redaction`: token shapes and
+    /// secret-looking variables were left alone, and replay leaves them too.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub default_redaction: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            strategy: Strategy::default(),
+            on_exhausted: OnExhausted::default(),
+            ignore: Vec::new(),
+            keys: BTreeMap::new(),
+            cases: Vec::new(),
+            redact: Vec::new(),
+            redact_env: Vec::new(),
+            default_redaction: true,
+        }
+    }
+}
+
 impl Rules {
+    /// The redaction these rules ask for, over the process's environment.
+    pub fn redaction(&self) -> crate::redact::RedactConfig {
+        let mut config = crate::redact::RedactConfig::from_process_env(
+            self.redact.clone(),
+            self.redact_env.clone(),
+        );
+        config.defaults = self.default_redaction;
+        config
+    }
+
+    /// Adds redaction rules and variable names not already present.
+    pub fn add_redaction(&mut self, rules: &[crate::redact::RedactRule], env: &[String]) {
+        for rule in rules {
+            if !self.redact.contains(rule) {
+                self.redact.push(rule.clone());
+            }
+        }
+        for name in env {
+            if !self.redact_env.contains(name) {
+                self.redact_env.push(name.clone());
+            }
+        }
+    }
+
     /// Whether these are the default rules.
     pub fn is_default(&self) -> bool {
         is_default(self)

@@ -50,6 +50,9 @@ pub enum RecordError {
         /// Why.
         source: std::io::Error,
     },
+    /// A redaction rule is unusable.
+    #[error(transparent)]
+    Redact(#[from] crate::redact::RedactError),
     /// The cassette or its journal could not be written.
     #[error(transparent)]
     Cassette(#[from] CassetteError),

@@ -5,15 +5,53 @@ mod error;
 mod http;
 mod stdio;
 mod tape;
+mod watch;
 
 pub use error::RecordError;
 pub use http::{HttpRecordConfig, HttpRecordOutcome, record_http};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
+pub use watch::Watch;
 
 use std::path::Path;
 
 use crate::cassette::{self, Recovery};
 use crate::matching::Rules;
+use crate::redact::{RedactRule, Redactor};
+
+/// What a recording masks, beyond the cassette's stored rules. Credential
+/// headers are never stored, whatever this says.
+#[derive(Debug, Clone)]
+pub struct Redaction {
+    /// Rules to add to the cassette's (`--redact`).
+    pub rules: Vec<RedactRule>,
+    /// Variables to mask whatever their names (`--redact-env`).
+    pub env: Vec<String>,
+    /// Token shapes and secret-looking variables (off with
+    /// `--no-default-redaction`).
+    pub defaults: bool,
+}
+
+impl Default for Redaction {
+    fn default() -> Self {
+        Redaction {
+            rules: Vec::new(),
+            env: Vec::new(),
+            defaults: true,
+        }
+    }
+}
+
+/// The rules a recording stores (the old cassette's, plus `redaction`'s)
+/// and the redactor they make, over this process's environment.
+fn redaction_rules(
+    mut rules: Rules,
+    redaction: &Redaction,
+) -> Result<(Rules, Redactor), RecordError> {
+    rules.add_redaction(&redaction.rules, &redaction.env);
+    rules.default_redaction = redaction.defaults;
+    let redactor = Redactor::new(&rules.redaction())?;
+    Ok((rules, redactor))
+}
 
 /// What a new recording takes over from the cassette it replaces: a journal
 /// an interrupted recording left (recovered first, so nothing is lost

@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::thread;
 
 use nix::sys::signal::{self, SigSet, Signal};
@@ -18,6 +18,7 @@ use nix::unistd::Pid;
 
 use super::error::RecordError;
 use super::tape::Tape;
+use super::watch::Watch;
 use crate::cassette::{self, Builder, Direction, Journal, Recovery, Transport};
 use crate::redact;
 
@@ -29,6 +30,8 @@ pub struct RecordConfig {
     pub cassette: Option<PathBuf>,
     /// The server command and its arguments.
     pub command: Vec<String>,
+    /// What to mask before anything reaches the disk.
+    pub redaction: super::Redaction,
 }
 
 /// How a recording ended.
@@ -49,17 +52,22 @@ pub struct RecordOutcome {
 pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let (program, args) = config.command.split_first().ok_or(RecordError::NoCommand)?;
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
+    let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
     let transport = Transport::Stdio {
         command: redact::mask_command(&config.command),
     };
     let recorded_at = now_rfc3339();
-    let tape = match &config.cassette {
-        Some(path) => Some(Arc::new(Mutex::new(Tape::new(Journal::create(
-            path,
-            &recorded_at,
-            &transport,
-        )?)))),
-        None => None,
+    let (tape, taped) = match &config.cassette {
+        Some(path) => {
+            let (lines, taped) = mpsc::channel();
+            let tape = Tape::new(
+                Journal::create(path, &recorded_at, &transport)?,
+                redactor,
+                lines,
+            );
+            (Some(Arc::new(Mutex::new(tape))), Some(taped))
+        }
+        None => (None, None),
     };
 
     let mut child = Command::new(program)
@@ -82,6 +90,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     signals.thread_block().map_err(RecordError::Signals)?;
     let pid = Pid::from_raw(child.id() as i32);
     thread::spawn(move || forward_signals(signals, pid));
+    let watcher = taped.map(watch_lines);
 
     let to_server = tape.clone();
     thread::spawn(move || {
@@ -118,6 +127,13 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         recorded.rules = kept_rules;
         cassette::save(path, &recorded)?;
         journal.remove()?;
+    }
+    // Finishing the tape ended the watch.
+    let breaks = watcher.map_or(0, |w| w.join().unwrap_or(0));
+    if breaks > 0 {
+        tracing::warn!(
+            "{breaks} message(s) broke the MCP schema of the session's version; `mcpcassette check` on the cassette lists them"
+        );
     }
     Ok(RecordOutcome {
         exit_code: exit_code(status),
@@ -156,6 +172,24 @@ enum OnWriteError {
     /// Keep reading and recording: the client may have gone, but the server
     /// must never block on a full pipe.
     Drain,
+}
+
+/// A thread that checks taped lines against the MCP schema, in taping
+/// order (which is causal order, so responses meet their requests), off
+/// the forwarding path. It ends when the tape lets go of the sender and
+/// returns how many breaks it saw.
+/// Started after the signals are blocked, like every thread but the one
+/// that forwards them.
+fn watch_lines(taped: mpsc::Receiver<(Direction, Vec<u8>)>) -> thread::JoinHandle<usize> {
+    thread::spawn(move || {
+        let mut watch = Watch::default();
+        for (direction, line) in taped {
+            for warning in watch.line(direction, &line) {
+                tracing::warn!("{warning}");
+            }
+        }
+        watch.breaks()
+    })
 }
 
 /// Copies lines from `input` to `output` unchanged, taping each one before

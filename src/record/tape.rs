@@ -4,6 +4,8 @@ use serde_json::Value;
 
 use super::error::RecordError;
 use crate::cassette::{Builder, Direction, Journal};
+use crate::redact::Redactor;
+use std::sync::mpsc::Sender;
 
 /// Lines as forwarded, journalled the moment they are taped and parsed once
 /// the session is over. Both forwarding threads share one tape behind a
@@ -15,15 +17,23 @@ pub struct Tape {
     journal: Option<Journal>,
     lines: Vec<(Direction, Vec<u8>)>,
     journal_failed: bool,
+    /// Masks secrets before a line is journalled or kept.
+    redactor: Redactor,
+    /// Where taped lines go to be checked against the schema; dropped when
+    /// the tape is finished, which ends the checking.
+    watch: Option<Sender<(Direction, Vec<u8>)>>,
 }
 
 impl Tape {
-    /// A tape that journals to `journal`.
-    pub fn new(journal: Journal) -> Self {
+    /// A tape that journals to `journal`, masking with `redactor`, and
+    /// passes each line on to `watch`.
+    pub fn new(journal: Journal, redactor: Redactor, watch: Sender<(Direction, Vec<u8>)>) -> Self {
         Tape {
             journal: Some(journal),
             lines: Vec::new(),
             journal_failed: false,
+            redactor,
+            watch: Some(watch),
         }
     }
 
@@ -36,20 +46,27 @@ impl Tape {
         if line.is_empty() {
             return;
         }
+        // Masked before anything touches the disk; usually borrowed as is.
+        let line = self.redactor.redact_line(line);
         if !self.journal_failed
-            && let Err(e) = journal.append_raw(direction, line)
+            && let Err(e) = journal.append_raw(direction, &line)
         {
             // Forwarding must go on; the cassette is still written at the end.
             tracing::warn!("{e}; the recording is no longer crash-safe");
             self.journal_failed = true;
         }
-        self.lines.push((direction, line.to_vec()));
+        let line = line.into_owned();
+        if let Some(watch) = &self.watch {
+            let _ = watch.send((direction, line.clone()));
+        }
+        self.lines.push((direction, line));
     }
 
     /// Stops taping and files every line into `builder`. Lines that are
     /// not JSON were forwarded but cannot be recorded; each is reported.
     pub fn finish(&mut self, mut builder: Builder) -> Result<(Builder, Journal), RecordError> {
         let journal = self.journal.take().ok_or(RecordError::TapeFinished)?;
+        self.watch = None;
         for (direction, line) in std::mem::take(&mut self.lines) {
             match serde_json::from_slice::<Value>(&line) {
                 Ok(message) => builder.observe(direction, message),

@@ -21,6 +21,7 @@ use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
 use crate::jsonrpc::{self, Kind, codes};
 use crate::matching::{Answer, Matcher, Refusal, Rules};
 use crate::protocol::{self, Era};
+use crate::redact::Redactor;
 
 /// Where the engine sends server messages for one client message, as
 /// encoded JSON (one message per `Vec`, no newline).
@@ -97,6 +98,9 @@ impl std::fmt::Debug for ReplayConfig {
 pub struct Engine {
     cassette: Cassette,
     config: ReplayConfig,
+    /// Masks live messages the way recording masked the cassette, so they
+    /// match it (and no secret reaches a report or log).
+    redactor: Redactor,
     state: Mutex<State>,
 }
 
@@ -144,10 +148,15 @@ impl Engine {
             .rules
             .take()
             .unwrap_or_else(|| cassette.rules.clone());
+        let redactor = Redactor::new(&rules.redaction()).unwrap_or_else(|e| {
+            tracing::warn!("{e}; masking token shapes only");
+            Redactor::defaults()
+        });
         let matcher = Matcher::new(&cassette, rules);
         Arc::new(Engine {
             cassette,
             config,
+            redactor,
             state: Mutex::new(State {
                 matcher,
                 misses: Vec::new(),
@@ -167,6 +176,22 @@ impl Engine {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The redactor live messages are masked with before matching.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// `message` as recording would have stored it: borrowed when nothing
+    /// needed masking.
+    fn masked<'a>(&self, message: &'a Value) -> std::borrow::Cow<'a, Value> {
+        let mut copy = message.clone();
+        if self.redactor.redact_message(&mut copy).is_empty() {
+            std::borrow::Cow::Borrowed(message)
+        } else {
+            std::borrow::Cow::Owned(copy)
+        }
     }
 
     /// The rules in force.
@@ -303,11 +328,12 @@ impl Engine {
         {
             upstream.handshake(&request);
         }
+        let masked = self.masked(&request);
         // A statement of its own, so the lock is released here.
         let answer = self
             .state()
             .matcher
-            .request(&self.cassette, &request, situation);
+            .request(&self.cassette, &masked, situation);
         let refusal = match answer {
             Ok(Answer::Recorded(position) | Answer::Repeated(position)) => {
                 return Handled::Answered(Some(self.play_request(position, request, sink, tasks)));
@@ -355,7 +381,7 @@ impl Engine {
             Some(upstream) => {
                 tasks.spawn(upstream.forward(request, sink.clone()));
             }
-            None => self.miss(&request, refusal, sink),
+            None => self.miss(&masked, refusal, sink),
         }
         Handled::Answered(None)
     }
@@ -529,7 +555,8 @@ impl Engine {
         if let Some(upstream) = &self.config.upstream {
             upstream.notify(notification);
         }
-        let position = self.state().matcher.notification(notification);
+        let masked = self.masked(notification);
+        let position = self.state().matcher.notification(&masked);
         if let Some(position) = position {
             self.start(position, notification.clone(), sink, tasks);
         }

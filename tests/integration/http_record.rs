@@ -322,6 +322,7 @@ impl Recorder {
             cassette,
             upstream,
             listen: "127.0.0.1:0".parse().unwrap(),
+            redaction: Default::default(),
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -803,6 +804,7 @@ async fn https_upstreams_are_refused() {
         cassette: None,
         upstream: "https://127.0.0.1:1/mcp".into(),
         listen: "127.0.0.1:0".parse().unwrap(),
+        redaction: Default::default(),
     };
     let error = record_http(config, |_| {}, async {}).await.unwrap_err();
     assert!(error.to_string().contains("`tls` feature"), "{error}");

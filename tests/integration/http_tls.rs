@@ -218,6 +218,7 @@ impl Recorder {
             cassette: Some(cassette.to_owned()),
             upstream,
             listen: "127.0.0.1:0".parse().unwrap(),
+            redaction: Default::default(),
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();

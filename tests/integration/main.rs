@@ -1,6 +1,7 @@
 //! Integration tests, one binary (faster to build and link than one per
 //! file). Each module tests one area; `support` holds the shared client.
 
+mod check;
 mod everything;
 mod http_interop;
 mod http_record;
@@ -11,8 +12,10 @@ mod library;
 mod matching;
 mod properties;
 mod record;
+mod redaction;
 mod replay;
 mod rmcp_interop;
 mod run;
+mod schema_crosscheck;
 mod session;
 mod support;

@@ -87,6 +87,8 @@ pub struct HttpRecordConfig {
     pub upstream: String,
     /// Where the proxy listens (port 0: any free port).
     pub listen: SocketAddr,
+    /// What to mask before anything reaches the disk.
+    pub redaction: super::Redaction,
 }
 
 /// How an HTTP recording ended.
@@ -120,8 +122,9 @@ pub async fn record_http(
         source,
     })?;
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
+    let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
     let tap = match &config.cassette {
-        Some(path) => Tap::record(path.clone(), now_rfc3339(), transport(&upstream))?,
+        Some(path) => Tap::record(path.clone(), now_rfc3339(), transport(&upstream), redactor)?,
         None => Tap::passthrough(),
     };
     let proxy = Arc::new(Proxy::new(upstream, client, tap.clone(), listen));

@@ -12,7 +12,8 @@ use crate::cassette::{
     Transport,
 };
 use crate::jsonrpc::{self, Kind};
-use crate::redact::MASK;
+use crate::record::Watch;
+use crate::redact::{MASK, Redactor};
 
 /// Where a recording goes, or nothing when passing through. Cloning shares it.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +32,10 @@ pub(super) struct Recording {
     journalled: bool,
     /// Session ids seen so far, masked in every recorded message.
     sessions: Vec<String>,
+    /// Masks secrets before anything is journalled or kept.
+    redactor: Redactor,
+    /// Warns about messages that break the MCP schema.
+    watch: Watch,
 }
 
 /// The interactions one POST opened, which its answer is filed under.
@@ -61,6 +66,7 @@ impl Tap {
         path: PathBuf,
         recorded_at: String,
         transport: Transport,
+        redactor: Redactor,
     ) -> Result<Self, RecordError> {
         let journal = Journal::create(&path, &recorded_at, &transport)?;
         let builder = Builder::new(recorded_at.clone(), transport.clone());
@@ -72,6 +78,8 @@ impl Tap {
             journal: Some(journal),
             journalled: false,
             sessions: Vec::new(),
+            redactor,
+            watch: Watch::default(),
         })))))
     }
 
@@ -174,9 +182,15 @@ impl Tap {
         let Some(mut recording) = self.lock() else {
             return;
         };
+        let redactor = recording.redactor.clone();
         for &index in indices {
             if let Some(http) = recording.builder.http_mut(index) {
                 edit(http);
+                if let Some(body) = &mut http.body
+                    && let std::borrow::Cow::Owned(masked) = redactor.redact_text(body)
+                {
+                    *body = masked;
+                }
             }
         }
     }
@@ -262,6 +276,10 @@ impl Recording {
     fn observe(&mut self, direction: Direction, mut message: Value) {
         if !self.sessions.is_empty() {
             mask_sessions(&mut message, &self.sessions);
+        }
+        self.redactor.redact_message(&mut message);
+        for warning in self.watch.message(direction, &message) {
+            tracing::warn!("{warning}");
         }
         if let Some(journal) = &mut self.journal {
             if let Err(e) = journal.append(direction, &message) {

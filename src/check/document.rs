@@ -1,0 +1,159 @@
+//! Checks on the file as text: conflict markers, truncation, JSON syntax,
+//! format version and the cassette's structure. Any of these stops the
+//! check of a file, since nothing after them can be read reliably.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::findings::{Code, Finding};
+use crate::cassette::{self, Cassette, CassetteError, FORMAT_VERSION};
+
+/// The parsed cassette, or the findings that stop the check.
+pub fn read(path: &Path, text: &str) -> Result<(Value, Cassette), Vec<Finding>> {
+    let markers = conflict_markers(text);
+    if !markers.is_empty() {
+        return Err(markers);
+    }
+    if text.trim().is_empty() {
+        return Err(vec![
+            Finding::new(Code::Truncated, "", "the file is empty").at_line(1),
+        ]);
+    }
+    let document: Value = serde_json::from_str(text).map_err(|e| {
+        let finding = if e.is_eof() {
+            Finding::new(
+                Code::Truncated,
+                "",
+                format!(
+                    "the JSON ends early, at line {} column {}",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        } else {
+            Finding::new(Code::InvalidJson, "", format!("not valid JSON: {e}"))
+        };
+        vec![finding.at_line(e.line())]
+    })?;
+    format_version(&document).map_err(|finding| {
+        let line = super::Lines::index(text).line_of(&finding.pointer);
+        vec![finding.at_line(line.unwrap_or(1))]
+    })?;
+    let cassette = cassette::parse(path, text).map_err(|e| {
+        vec![match e {
+            CassetteError::Invalid {
+                line,
+                pointer,
+                message,
+                ..
+            } => Finding::new(Code::Structure, pointer, message).at_line(line),
+            other => Finding::new(Code::Structure, "", other.to_string()),
+        }]
+    })?;
+    if let Err(message) = cassette.rules.validate() {
+        return Err(vec![Finding::new(Code::Structure, "/rules", message)]);
+    }
+    Ok((document, cassette))
+}
+
+/// One finding per conflict (at its `<<<<<<<` line), or per stray marker.
+fn conflict_markers(text: &str) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut in_conflict = false;
+    for (n, line) in text.lines().enumerate() {
+        let marker = if line.starts_with("<<<<<<<") {
+            in_conflict = true;
+            Some("`<<<<<<<` starts an unresolved git conflict")
+        } else if line.starts_with(">>>>>>>") {
+            let stray = !in_conflict;
+            in_conflict = false;
+            stray.then_some("a stray `>>>>>>>` conflict marker")
+        } else if line == "=======" && !in_conflict {
+            Some("a stray `=======` conflict marker")
+        } else {
+            None
+        };
+        if let Some(message) = marker {
+            findings.push(Finding::new(Code::ConflictMarkers, "", message).at_line(n + 1));
+        }
+    }
+    findings
+}
+
+fn format_version(document: &Value) -> Result<(), Finding> {
+    let problem = match document.get("format_version") {
+        _ if !document.is_object() => {
+            return Err(
+                Finding::new(Code::Structure, "", "a cassette is a JSON object").at_line(1),
+            );
+        }
+        None => "`format_version` is missing: this is not a cassette".to_owned(),
+        Some(v) => match v.as_u64() {
+            Some(found) if (1..=u64::from(FORMAT_VERSION)).contains(&found) => return Ok(()),
+            Some(found) if found > u64::from(FORMAT_VERSION) => format!(
+                "format version {found} is newer than this mcpcassette reads (up to {FORMAT_VERSION}); upgrade mcpcassette"
+            ),
+            _ => format!("`format_version` must be a positive integer, found {v}"),
+        },
+    };
+    Err(Finding::new(
+        Code::FormatVersion,
+        "/format_version",
+        problem,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<(Code, Option<usize>)> {
+        match read(Path::new("t.json"), text) {
+            Ok(_) => vec![],
+            Err(findings) => findings.iter().map(|f| (f.code, f.line)).collect(),
+        }
+    }
+
+    #[test]
+    fn conflict_markers_are_found_on_their_lines() {
+        let text = "{\n<<<<<<< HEAD\n  \"a\": 1\n=======\n  \"a\": 2\n>>>>>>> branch\n}\n";
+        assert_eq!(codes(text), vec![(Code::ConflictMarkers, Some(2))]);
+        assert_eq!(
+            codes("{}\n=======\n"),
+            vec![(Code::ConflictMarkers, Some(2))]
+        );
+    }
+
+    #[test]
+    fn truncation_differs_from_bad_syntax() {
+        assert_eq!(
+            codes("{\n  \"format_version\": 1,\n  \"a\": ["),
+            vec![(Code::Truncated, Some(3))]
+        );
+        assert_eq!(codes(""), vec![(Code::Truncated, Some(1))]);
+        assert_eq!(
+            codes("{\n \"a\": tru }"),
+            vec![(Code::InvalidJson, Some(2))]
+        );
+    }
+
+    #[test]
+    fn format_version_problems() {
+        assert_eq!(codes("{}")[0].0, Code::FormatVersion);
+        assert_eq!(codes("{\"format_version\": 99}")[0].0, Code::FormatVersion);
+        assert_eq!(
+            codes("{\"format_version\": \"1\"}")[0].0,
+            Code::FormatVersion
+        );
+        assert_eq!(codes("[]")[0].0, Code::Structure);
+    }
+
+    #[test]
+    fn structure_errors_name_the_pointer() {
+        let text = "{\"format_version\": 1, \"recorded_at\": 5}";
+        let findings = read(Path::new("t.json"), text).unwrap_err();
+        assert_eq!(findings[0].code, Code::Structure);
+        assert!(!findings[0].pointer.is_empty() || findings[0].message.contains("recorded_at"));
+    }
+}

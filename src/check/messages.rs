@@ -1,0 +1,228 @@
+//! Per-message checks: the JSON-RPC envelope, MCP shapes for the
+//! cassette's protocol version, pairing of responses with requests, tool
+//! arguments against the advertised `inputSchema`, and (on request) the
+//! official schema.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::CheckConfig;
+use super::findings::{Code, Finding};
+use crate::cassette::{Cassette, ClientMessage, Event};
+use crate::schema::{self, ToolArguments, Violation};
+
+/// One message of a cassette, where it sits, and what it answers.
+pub struct Located<'a> {
+    /// JSON pointer of the message in the document.
+    pub pointer: String,
+    /// The message.
+    pub message: &'a Value,
+    /// For a response: the method of the request it answers.
+    pub answers: Option<&'a str>,
+}
+
+/// Every message in the cassette, in document order.
+pub fn all(cassette: &Cassette) -> Vec<Located<'_>> {
+    let mut out = Vec::new();
+    events(&mut out, "/opening", &cassette.opening);
+    for (i, interaction) in cassette.interactions.iter().enumerate() {
+        let base = format!("/interactions/{i}");
+        let (key, message) = match &interaction.client {
+            ClientMessage::Request(m) => ("request", m),
+            ClientMessage::Notification(m) => ("notification", m),
+        };
+        out.push(Located {
+            pointer: format!("{base}/{key}"),
+            message,
+            answers: None,
+        });
+        events(&mut out, &format!("{base}/during"), &interaction.during);
+        if let Some(response) = &interaction.response {
+            out.push(Located {
+                pointer: format!("{base}/response"),
+                message: response,
+                answers: Some(interaction.method()),
+            });
+        }
+        events(&mut out, &format!("{base}/after"), &interaction.after);
+    }
+    out
+}
+
+fn events<'a>(out: &mut Vec<Located<'a>>, base: &str, events: &'a [Event]) {
+    for (j, event) in events.iter().enumerate() {
+        match event {
+            Event::Notification { notification } => out.push(Located {
+                pointer: format!("{base}/{j}/notification"),
+                message: notification,
+                answers: None,
+            }),
+            Event::ServerRequest {
+                server_request,
+                client_response,
+            } => {
+                out.push(Located {
+                    pointer: format!("{base}/{j}/server_request"),
+                    message: server_request,
+                    answers: None,
+                });
+                if let Some(response) = client_response {
+                    out.push(Located {
+                        pointer: format!("{base}/{j}/client_response"),
+                        message: response,
+                        answers: crate::jsonrpc::method(server_request),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Envelope, MCP shape and official-schema findings for every message.
+pub fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut Vec<Finding>) {
+    let version = cassette
+        .protocol
+        .version
+        .as_deref()
+        .filter(|v| schema::VERSIONS.contains(v));
+    if let Some(unknown) = cassette
+        .protocol
+        .version
+        .as_deref()
+        .filter(|_| version.is_none())
+    {
+        findings.push(Finding::new(
+            Code::Structure,
+            "/protocol/version",
+            format!(
+                "`{unknown}` is not an MCP protocol version this build knows ({}); only the JSON-RPC envelope is checked",
+                schema::VERSIONS.join(", ")
+            ),
+        ));
+    }
+    for located in all(cassette) {
+        let violations = match version {
+            Some(version) => schema::check_message(version, located.message, located.answers),
+            None => schema::check_envelope(located.message),
+        };
+        push_violations(findings, &located.pointer, violations);
+        if let Some(official) = &config.official {
+            let violations = official.check_message(located.message, located.answers);
+            push_violations(findings, &located.pointer, violations);
+        }
+    }
+}
+
+/// Responses whose id is not their request's.
+pub fn pairing(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    for (i, interaction) in cassette.interactions.iter().enumerate() {
+        let base = format!("/interactions/{i}");
+        if let Some(response) = &interaction.response {
+            match &interaction.client {
+                ClientMessage::Notification(_) => findings.push(Finding::new(
+                    Code::Unpaired,
+                    format!("{base}/response"),
+                    format!(
+                        "a response recorded for the notification `{}`, which takes none",
+                        interaction.method()
+                    ),
+                )),
+                ClientMessage::Request(request) => {
+                    unpaired(findings, &format!("{base}/response"), request, response)
+                }
+            }
+        }
+        for (part, events) in [
+            ("during", &interaction.during),
+            ("after", &interaction.after),
+        ] {
+            for (j, event) in events.iter().enumerate() {
+                if let Event::ServerRequest {
+                    server_request,
+                    client_response: Some(response),
+                } = event
+                {
+                    let pointer = format!("{base}/{part}/{j}/client_response");
+                    unpaired(findings, &pointer, server_request, response);
+                }
+            }
+        }
+    }
+}
+
+fn unpaired(findings: &mut Vec<Finding>, pointer: &str, request: &Value, response: &Value) {
+    let (Some(asked), answered) = (request.get("id"), response.get("id")) else {
+        return;
+    };
+    // `id: null` answers a request that could not be read; the envelope
+    // check judges whether that is allowed.
+    if answered.is_some_and(|id| id != asked && !id.is_null()) || answered.is_none() {
+        let found = answered.map_or("no id".to_owned(), |id| format!("id {id}"));
+        findings.push(Finding::new(
+            Code::Unpaired,
+            format!("{pointer}/id"),
+            format!("the response has {found}, but its request has id {asked}"),
+        ));
+    }
+}
+
+/// Recorded `tools/call` arguments against the `inputSchema` of the tool
+/// as the recorded `tools/list` advertised it.
+pub fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    let mut tools: HashMap<&str, Option<ToolArguments>> = HashMap::new();
+    for interaction in &cassette.interactions {
+        if interaction.method() != "tools/list" {
+            continue;
+        }
+        let listed = interaction
+            .response
+            .as_ref()
+            .and_then(|r| r.pointer("/result/tools"))
+            .and_then(Value::as_array);
+        for tool in listed.into_iter().flatten() {
+            if let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("inputSchema"),
+            ) {
+                // An invalid schema is reported by the shape check.
+                tools.insert(name, ToolArguments::new(schema).ok());
+            }
+        }
+    }
+    for (i, interaction) in cassette.interactions.iter().enumerate() {
+        let Some(request) = interaction
+            .request()
+            .filter(|_| interaction.method() == "tools/call")
+        else {
+            continue;
+        };
+        let Some(name) = request.pointer("/params/name").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(Some(validator)) = tools.get(name) else {
+            continue;
+        };
+        let empty = Value::Object(Default::default());
+        let arguments = request.pointer("/params/arguments").unwrap_or(&empty);
+        let pointer = format!("/interactions/{i}/request/params/arguments");
+        for violation in validator.check(arguments) {
+            findings.push(Finding::new(
+                Code::ToolArguments,
+                format!("{pointer}{}", violation.pointer),
+                format!("arguments to `{name}`: {}", violation.message),
+            ));
+        }
+    }
+}
+
+/// Violations rooted at a message, as findings rooted at the document.
+pub fn push_violations(findings: &mut Vec<Finding>, base: &str, violations: Vec<Violation>) {
+    for violation in violations {
+        findings.push(Finding::new(
+            Code::from(violation.kind),
+            format!("{base}{}", violation.pointer),
+            violation.message,
+        ));
+    }
+}

@@ -1,0 +1,183 @@
+//! Checks across interactions: duplicates, a header that contradicts the
+//! recorded handshake, and hand-written cases that can never answer.
+
+use serde_json::{Value, json};
+
+use super::findings::{Code, Finding};
+use crate::cassette::{self, Cassette};
+use crate::matching::{self, MessageKind};
+use crate::protocol::Era;
+
+/// Interactions identical to an earlier one: same request (under the
+/// cassette's rules), same answer and same server traffic, ids aside.
+pub fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    let mut seen = std::collections::HashMap::new();
+    for (i, interaction) in cassette.interactions.iter().enumerate() {
+        let Some(request) = interaction.request() else {
+            continue;
+        };
+        let key = cassette.rules.key(MessageKind::Request, request);
+        let answer = without_id(interaction.response.as_ref());
+        let traffic =
+            serde_json::to_string(&(&interaction.during, &interaction.after)).unwrap_or_default();
+        if let Some(first) = seen.insert((key, answer, traffic), i) {
+            findings.push(Finding::new(
+                Code::Duplicate,
+                format!("/interactions/{i}"),
+                format!(
+                    "interaction {i} (`{}`) repeats interaction {first}: same request, same answer",
+                    interaction.method()
+                ),
+            ));
+        }
+    }
+}
+
+fn without_id(response: Option<&Value>) -> String {
+    let mut response = response.cloned().unwrap_or(Value::Null);
+    if let Some(object) = response.as_object_mut() {
+        object.remove("id");
+    }
+    matching::canonical_json(&response)
+}
+
+/// The header against what the recorded handshake says.
+pub fn contradictions(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    let (recorded, server) = cassette::describe(&cassette.interactions);
+    if recorded.era != Era::Unknown && recorded.era != cassette.protocol.era {
+        findings.push(Finding::new(
+            Code::Contradictory,
+            "/protocol/era",
+            format!(
+                "the header says the {:?} era, the recorded handshake is {:?}",
+                cassette.protocol.era, recorded.era
+            ),
+        ));
+    }
+    if let (Some(found), Some(header)) = (&recorded.version, &cassette.protocol.version)
+        && found != header
+    {
+        findings.push(Finding::new(
+            Code::Contradictory,
+            "/protocol/version",
+            format!("the header says protocol version {header}, the recorded handshake {found}"),
+        ));
+    }
+    if let (Some(found), Some(header)) = (server, &cassette.server)
+        && found.info != header.info
+    {
+        findings.push(Finding::new(
+            Code::Contradictory,
+            "/server/info",
+            format!(
+                "the header names the server {}, the recorded handshake {}",
+                header.info, found.info
+            ),
+        ));
+    }
+}
+
+/// Hand-written cases: shadowed by an earlier case, for something the
+/// recorded server does not offer, or answering with a malformed result.
+pub fn cases(cassette: &Cassette, version: Option<&str>, findings: &mut Vec<Finding>) {
+    let cases = &cassette.rules.cases;
+    let listed_tools = listed_tools(cassette);
+    for (j, case) in cases.iter().enumerate() {
+        let pointer = format!("/rules/cases/{j}");
+        let when = if case.when.is_null() {
+            &json!({})
+        } else {
+            &case.when
+        };
+        if let Some(i) = cases[..j].iter().position(|earlier| {
+            earlier.method == case.method
+                && (earlier.when.is_null() || matching::is_subset(&earlier.when, when))
+        }) {
+            findings.push(Finding::new(
+                Code::UnreachableCase,
+                pointer.clone(),
+                format!(
+                    "case {j} (`{}`) can never answer: case {i} matches every request it matches",
+                    case.method
+                ),
+            ));
+        }
+        if case.result.is_some() == case.error.is_some() {
+            findings.push(Finding::new(
+                Code::Structure,
+                pointer.clone(),
+                format!("case {j} needs exactly one of `result` and `error`"),
+            ));
+        }
+        if let Some(why) = unoffered(cassette, &listed_tools, case.method.as_str(), when) {
+            findings.push(Finding::new(
+                Code::UnusedCase,
+                pointer.clone(),
+                format!("case {j} can never be used: {why}"),
+            ));
+        }
+        if let Some(version) = version {
+            let response = match (&case.result, &case.error) {
+                (Some(result), None) => json!({"jsonrpc": "2.0", "id": 0, "result": result}),
+                (None, Some(error)) => json!({"jsonrpc": "2.0", "id": 0, "error": error}),
+                _ => continue,
+            };
+            let violations = crate::schema::check_message(version, &response, Some(&case.method));
+            super::messages::push_violations(findings, &pointer, violations);
+        }
+    }
+}
+
+/// Names of the tools the recorded `tools/list` answers advertised, if
+/// any were recorded.
+fn listed_tools(cassette: &Cassette) -> Option<Vec<&str>> {
+    let mut names = None::<Vec<&str>>;
+    for interaction in cassette
+        .interactions
+        .iter()
+        .filter(|i| i.method() == "tools/list")
+    {
+        let tools = interaction
+            .response
+            .as_ref()
+            .and_then(|r| r.pointer("/result/tools"))
+            .and_then(Value::as_array);
+        let entry = names.get_or_insert_with(Vec::new);
+        entry.extend(
+            tools
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.get("name").and_then(Value::as_str)),
+        );
+    }
+    names
+}
+
+/// Why a case for `method` could never be asked for, if it could not.
+fn unoffered(
+    cassette: &Cassette,
+    listed_tools: &Option<Vec<&str>>,
+    method: &str,
+    when: &Value,
+) -> Option<String> {
+    if method == "tools/call"
+        && let (Some(tools), Some(name)) = (listed_tools, when.get("name").and_then(Value::as_str))
+        && !tools.contains(&name)
+    {
+        return Some(format!(
+            "the recorded server lists no tool `{name}` (it lists {})",
+            tools.join(", ")
+        ));
+    }
+    let capability = match method.split('/').next()? {
+        "tools" => "tools",
+        "resources" => "resources",
+        "prompts" => "prompts",
+        "completion" => "completions",
+        "logging" => "logging",
+        _ => return None,
+    };
+    let server = cassette.server.as_ref()?;
+    let offered = server.capabilities.get(capability).is_some();
+    (!offered).then(|| format!("the recorded server does not offer the `{capability}` capability"))
+}

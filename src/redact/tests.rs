@@ -1,0 +1,1058 @@
+use std::borrow::Cow;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+fn redactor(env: &[(&str, &str)], extra: &[&str], rules: &[&str]) -> Redactor {
+    Redactor::new(&RedactConfig {
+        defaults: true,
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        extra_env: strings(extra),
+        rules: rules.iter().map(|r| r.parse().unwrap()).collect(),
+    })
+    .unwrap()
+}
+
+fn text(r: &Redactor, input: &str) -> String {
+    r.redact_text(input).into_owned()
+}
+
+// The original helpers keep printing the plain mask.
+
+#[test]
+fn masks_flag_values_and_assignments() {
+    let args = strings(&[
+        "server",
+        "--token",
+        "abc",
+        "--api-key=xyz",
+        "GITHUB_TOKEN=ghp",
+        "--port",
+        "80",
+    ]);
+    assert_eq!(
+        mask_command(&args),
+        strings(&[
+            "server",
+            "--token",
+            MASK,
+            "--api-key=[REDACTED]",
+            "GITHUB_TOKEN=[REDACTED]",
+            "--port",
+            "80"
+        ])
+    );
+}
+
+#[test]
+fn masks_url_passwords_and_token_shapes() {
+    let args = strings(&[
+        "https://me:hunter2@example.com/x",
+        "ghp_0123456789abcdefghij",
+        "x-sk-notatoken",
+    ]);
+    assert_eq!(
+        mask_command(&args),
+        strings(&[
+            "https://me:[REDACTED]@example.com/x",
+            MASK,
+            "x-sk-notatoken"
+        ])
+    );
+    assert_eq!(
+        mask_tokens("Bearer eyJhbGciOi.eyJzdWIiOi.sig_nature"),
+        "Bearer [REDACTED]"
+    );
+}
+
+#[test]
+fn leaves_ordinary_arguments_alone() {
+    let args = strings(&["node", "dist/index.js", "stdio", "--max-tokens", "5"]);
+    assert_eq!(mask_command(&args), args);
+}
+
+#[test]
+fn mask_value_masks_strings_not_keys() {
+    let value =
+        json!({"sk-0123456789abcdefgh1": ["ghp_0123456789abcdefghij", 3], "maxTokens": "fine"});
+    assert_eq!(
+        mask_value(&value),
+        json!({"sk-0123456789abcdefgh1": ["[REDACTED]", 3], "maxTokens": "fine"})
+    );
+}
+
+// Placeholders.
+
+#[test]
+fn placeholders_are_recognised() {
+    assert_eq!(placeholder("GITHUB_TOKEN"), "[REDACTED:GITHUB_TOKEN]");
+    assert!(is_placeholder("a [REDACTED:GITHUB_TOKEN] b"));
+    assert!(is_placeholder(MASK));
+    assert!(is_placeholder("[REDACTED[REDACTED:X1]"));
+    assert!(!is_placeholder("[REDACTED:]"));
+    assert!(!is_placeholder("[REDACTED:lower]"));
+    assert!(!is_placeholder("[REDACTED"));
+    assert!(!is_placeholder("REDACTED"));
+    let r = Redactor::defaults();
+    assert!(r.find("[REDACTED:GITHUB_TOKEN] [REDACTED]").is_empty());
+}
+
+// Token shapes.
+
+const SHAPES: [(&str, &str); 20] = [
+    ("sk-proj-abc123DEF456ghi789JKL012mno345", "OPENAI_KEY"),
+    ("sk-0123456789abcdefghijABCDEFGHIJ", "OPENAI_KEY"),
+    ("sk-ant-api03-abcdefGHIJKL0123456789_xyz", "ANTHROPIC_KEY"),
+    ("ghp_0123456789abcdefghijABCDEFGHIJ012345", "GITHUB_TOKEN"),
+    ("gho_0123456789abcdefghijABCDEFGHIJ012345", "GITHUB_TOKEN"),
+    ("ghu_0123456789abcdefghijABCDEFGHIJ012345", "GITHUB_TOKEN"),
+    ("ghs_0123456789abcdefghijABCDEFGHIJ012345", "GITHUB_TOKEN"),
+    ("ghr_0123456789abcdefghijABCDEFGHIJ012345", "GITHUB_TOKEN"),
+    (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "GITHUB_PAT",
+    ),
+    (
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKl",
+        "SLACK_TOKEN",
+    ),
+    ("xoxp-123456789012-abcdef", "SLACK_TOKEN"),
+    ("xoxa-2-123456789012-abcdef", "SLACK_TOKEN"),
+    ("xoxr-123456789012-abcdef", "SLACK_TOKEN"),
+    ("xoxs-123456789012-abcdef", "SLACK_TOKEN"),
+    ("AKIAIOSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID"),
+    ("ASIAY34FZKBOKMUTVV7A", "AWS_ACCESS_KEY_ID"),
+    (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "JWT",
+    ),
+    ("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.", "JWT"),
+    ("sk-live-0123456789abcdef", "OPENAI_KEY"),
+    ("ghp_liveLiveLiveLiveLive0000", "GITHUB_TOKEN"),
+];
+
+#[test]
+fn every_shape_is_masked_with_its_name() {
+    let r = Redactor::defaults();
+    for (token, name) in SHAPES {
+        for (before, after) in [
+            ("", ""),
+            ("key ", " end"),
+            ("\"", "\""),
+            ("(", ")"),
+            ("=", ","),
+        ] {
+            let input = format!("{before}{token}{after}");
+            assert_eq!(
+                text(&r, &input),
+                format!("{before}[REDACTED:{name}]{after}"),
+                "{input}"
+            );
+        }
+        let hits = r.find(&format!("a {token}"));
+        assert_eq!(
+            hits,
+            [Hit {
+                range: 2..2 + token.len(),
+                name: name.to_owned()
+            }]
+        );
+    }
+}
+
+#[test]
+fn scheme_credentials_keep_the_scheme_word() {
+    let r = Redactor::defaults();
+    assert_eq!(
+        text(&r, "Authorization: Bearer abcDEF123456ghiJKL789"),
+        "Authorization: Bearer [REDACTED:BEARER_TOKEN]"
+    );
+    assert_eq!(
+        text(&r, "authorization: bearer abc.DEF-123_456~ghi+JKL/789=="),
+        "authorization: bearer [REDACTED:BEARER_TOKEN]"
+    );
+    // user:hunter2
+    assert_eq!(
+        text(&r, "Authorization: Basic dXNlcjpodW50ZXIy"),
+        "Authorization: Basic [REDACTED:BASIC_CREDENTIALS]"
+    );
+    assert_eq!(
+        text(&r, "Basic YWxhZGRpbjpvcGVuc2VzYW1l, ok"),
+        "Basic [REDACTED:BASIC_CREDENTIALS], ok"
+    );
+    // A specific shape inside names it better.
+    assert_eq!(
+        text(&r, "Bearer eyJhbGciOi.eyJzdWIiOi.sig_nature"),
+        "Bearer [REDACTED:JWT]"
+    );
+    assert_eq!(
+        text(&r, "Bearer ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+        "Bearer [REDACTED:GITHUB_TOKEN]"
+    );
+}
+
+#[test]
+fn near_misses_are_not_masked() {
+    let r = Redactor::defaults();
+    for input in [
+        "x-sk-notatoken",
+        "task-12345678901234567890abcd",
+        "disk-0123456789abcdefghijk",
+        "sk-short1",
+        "sk-learn-compatible-estimators",
+        "ghp_short123",
+        "xghp_0123456789abcdefghij0123",
+        "ghp-0123456789abcdefghij0123",
+        "xoxb-short",
+        "xoxz-123456789012-abcdef",
+        "AKIAIOSFODNN7EXAMPL",
+        "AKIAIOSFODNN7EXAMPLEX",
+        "myAKIAIOSFODNN7EXAMPLE",
+        "AKIAiosfodnn7example",
+        "eyJhbGciOi",
+        "eyJhbGciOi.x",
+        "Basic authentication is supported",
+        "Basic usage: run it",
+        "Bearer tokens-are-described-here",
+        "Bearer short1",
+        "maxTokens",
+        "github_pat_short",
+        "the sk- prefix",
+        "[REDACTED:GITHUB_TOKEN]",
+    ] {
+        assert!(
+            matches!(r.redact_text(input), Cow::Borrowed(_)),
+            "{input} → {}",
+            r.redact_text(input)
+        );
+        assert!(r.find(input).is_empty(), "{input}");
+    }
+}
+
+// Environment values.
+
+const SECRET: &str = "Sup3r$ecret/Pa ss+wörd\"q";
+const NAME: &str = "MY_SERVICE_TOKEN";
+const MASKED: &str = "[REDACTED:MY_SERVICE_TOKEN]";
+
+fn env_redactor() -> Redactor {
+    redactor(
+        &[
+            ("PATH", "/usr/bin:/bin"),
+            (NAME, SECRET),
+            ("HOME", "/home/someone"),
+        ],
+        &[],
+        &[],
+    )
+}
+
+/// HTML form encoding: what `url::form_urlencoded` sends.
+const FORM: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'*')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_');
+/// `encodeURIComponent`.
+const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'!')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
+
+fn url_forms(secret: &str) -> Vec<String> {
+    let component = utf8_percent_encode(secret, URI_COMPONENT).to_string();
+    let form = utf8_percent_encode(secret, FORM)
+        .to_string()
+        .replace("%20", "+");
+    let strict = utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string();
+    let lower = regex::Regex::new("%[0-9A-F]{2}")
+        .unwrap()
+        .replace_all(&component, |caps: &regex::Captures<'_>| {
+            caps[0].to_lowercase()
+        })
+        .into_owned();
+    vec![lower, component, form, strict]
+}
+
+/// The characters of base64 text fixed by `secret` at each alignment.
+fn base64_middles(secret: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+        for offset in 0..3 {
+            let mut input = vec![b'\0'; offset];
+            input.extend_from_slice(secret.as_bytes());
+            let encoded = engine.encode(&input);
+            let start = (8 * offset).div_ceil(6);
+            let end = 8 * (offset + secret.len()) / 6;
+            if end >= start + 6 {
+                out.push(encoded[start..end].to_owned());
+            }
+        }
+    }
+    out
+}
+
+fn escaped(secret: &str) -> String {
+    let quoted = serde_json::to_string(secret).unwrap();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+#[test]
+fn env_values_are_masked_verbatim_and_url_encoded() {
+    let r = env_redactor();
+    assert_eq!(text(&r, &format!("a {SECRET} b")), format!("a {MASKED} b"));
+    for form in url_forms(SECRET) {
+        assert_ne!(form, SECRET);
+        let input = format!("https://h/x?token={form}&y=1");
+        assert_eq!(
+            text(&r, &input),
+            format!("https://h/x?token={MASKED}&y=1"),
+            "{form}"
+        );
+    }
+    let hits = r.find(&format!("xx{SECRET}"));
+    assert_eq!(
+        hits,
+        [Hit {
+            range: 2..2 + SECRET.len(),
+            name: NAME.to_owned()
+        }]
+    );
+}
+
+#[test]
+fn env_values_are_masked_json_escaped() {
+    let r = env_redactor();
+    // In raw JSON text (a line that is not parsed as a whole, or a log).
+    let once = escaped(SECRET);
+    assert_ne!(once, SECRET);
+    assert_eq!(
+        text(&r, &format!("{{\"k\":\"{once}\"}}")),
+        format!("{{\"k\":\"{MASKED}\"}}")
+    );
+    // Python's ensure_ascii and escaped slashes.
+    let ascii = once.replace('ö', "\\u00f6");
+    assert_eq!(text(&r, &ascii), MASKED);
+    assert_eq!(text(&r, &once.replace('/', "\\/")), MASKED);
+    // JSON nested in a string value, then that message as a line.
+    let inner = serde_json::to_string(&json!({"token": SECRET})).unwrap();
+    let message = json!({"jsonrpc": "2.0", "id": 1, "result": {"text": inner}});
+    let line = serde_json::to_vec(&message).unwrap();
+    let out = r.redact_line(&line);
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(out["result"]["text"], format!("{{\"token\":\"{MASKED}\"}}"));
+    let mut parsed = message.clone();
+    let masked = r.redact_message(&mut parsed);
+    assert_eq!(parsed, out);
+    assert_eq!(
+        masked,
+        [Masked {
+            pointer: "/result/text".to_owned(),
+            name: NAME.to_owned()
+        }]
+    );
+}
+
+#[test]
+fn env_values_are_masked_in_base64_at_every_alignment() {
+    let r = env_redactor();
+    let middles = base64_middles(SECRET);
+    assert_eq!(middles.len(), 6);
+    for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
+        for before in ["", "a", "ab", "abc", "user:"] {
+            for after in ["", "z", "zz", "zzz"] {
+                let blob = engine.encode(format!("{before}{SECRET}{after}"));
+                let out = text(&r, &format!("data {blob} end"));
+                assert!(out.contains(MASKED), "{blob} → {out}");
+                for middle in &middles {
+                    assert!(!out.contains(middle.as_str()), "{blob} → {out}");
+                }
+            }
+        }
+    }
+    // Basic credentials lose the secret whole; the env name wins.
+    let basic = STANDARD.encode(format!("user:{SECRET}"));
+    assert_eq!(
+        text(&r, &format!("Authorization: Basic {basic}")),
+        format!("Authorization: Basic {MASKED}")
+    );
+}
+
+#[test]
+fn env_values_take_precedence_over_shapes() {
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let r = redactor(&[("GH_TOKEN", token)], &[], &[]);
+    assert_eq!(text(&r, &format!("x {token}")), "x [REDACTED:GH_TOKEN]");
+    assert_eq!(
+        text(&r, &format!("Bearer {token}")),
+        "Bearer [REDACTED:GH_TOKEN]"
+    );
+}
+
+#[test]
+fn short_and_trivial_values_are_not_auto_masked() {
+    let r = redactor(
+        &[
+            ("AUTH_ENABLED", "true"),
+            ("API_KEY_ID", "1234567"),
+            ("SECRET_MODE", "short"),
+            ("AUTH_STATE", "disabled"),
+            ("GITHUB_TOKEN", ""),
+            ("MAX_TOKENS", "long-enough-value-1"),
+            ("KEYBOARD", "long-enough-value-2"),
+            ("DB_PASSWORD", "12345678"),
+        ],
+        &[],
+        &[],
+    );
+    let input = "true 1234567 short disabled long-enough-value-1 long-enough-value-2";
+    assert!(matches!(r.redact_text(input), Cow::Borrowed(_)));
+    assert_eq!(text(&r, "pin 12345678"), "pin [REDACTED:DB_PASSWORD]");
+}
+
+#[test]
+fn explicitly_named_variables_are_masked_whatever_their_names() {
+    let env = [
+        ("PORTAL_ID", "42"),
+        ("DATABASE_URL", "postgres://u:pw@db/x"),
+        ("npm_config_x", "weird value"),
+    ];
+    let r = redactor(
+        &env,
+        &["PORTAL_ID", "DATABASE_URL", "npm_config_x", "UNSET"],
+        &[],
+    );
+    assert_eq!(text(&r, "id=42;"), "id=[REDACTED:PORTAL_ID];");
+    assert_eq!(
+        text(&r, "url postgres://u:pw@db/x"),
+        "url [REDACTED:DATABASE_URL]"
+    );
+    assert_eq!(
+        text(&r, "postgres%3A%2F%2Fu%3Apw%40db%2Fx"),
+        "[REDACTED:DATABASE_URL]"
+    );
+    assert_eq!(text(&r, "a weird+value"), "a [REDACTED:NPM_CONFIG_X]");
+    // Without defaults: no shapes and no auto-detection, but named ones.
+    let r = Redactor::new(&RedactConfig {
+        defaults: false,
+        env: [("PORTAL_ID", "42"), ("GITHUB_TOKEN", "long-enough-secret")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        extra_env: strings(&["PORTAL_ID"]),
+        rules: Vec::new(),
+    })
+    .unwrap();
+    assert_eq!(
+        text(
+            &r,
+            "42 long-enough-secret ghp_0123456789abcdefghijABCDEFGHIJ012345"
+        ),
+        "[REDACTED:PORTAL_ID] long-enough-secret ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    );
+}
+
+#[test]
+fn masking_is_idempotent_next_to_placeholders() {
+    // Once the env value is masked, the shape after it starts a word.
+    let r = redactor(&[("MY_TOKEN", "abcdefgh1")], &[], &[]);
+    let once = text(&r, "abcdefgh1sk-0123456789abcdefghijABCD");
+    assert_eq!(once, "[REDACTED:MY_TOKEN][REDACTED:OPENAI_KEY]");
+    assert_eq!(text(&r, &once), once);
+    // A secret that is part of a placeholder's text does not loop.
+    let r = redactor(&[("X_TOKEN", "REDACTED")], &["X_TOKEN"], &[]);
+    assert_eq!(text(&r, "REDACTED"), "[REDACTED:X_TOKEN]");
+    assert_eq!(text(&r, "[REDACTED:X_TOKEN]"), "[REDACTED:X_TOKEN]");
+}
+
+// Rules.
+
+#[test]
+fn rules_parse_from_the_command_line() {
+    let rule: RedactRule = "acct-[0-9]{6}".parse().unwrap();
+    assert!(matches!(&rule.target, RedactTarget::Regex(r) if r.as_str() == "acct-[0-9]{6}"));
+    assert_eq!(rule.name, None);
+    assert_eq!(rule.effective_name(), "PATTERN");
+
+    let rule: RedactRule = "ACCOUNT=acct-[0-9]{6}".parse().unwrap();
+    assert!(matches!(&rule.target, RedactTarget::Regex(r) if r.as_str() == "acct-[0-9]{6}"));
+    assert_eq!(rule.name.as_deref(), Some("ACCOUNT"));
+    assert_eq!(rule.to_string(), "ACCOUNT=acct-[0-9]{6}");
+
+    let rule: RedactRule = "/params/arguments/token".parse().unwrap();
+    assert!(
+        matches!(&rule.target, RedactTarget::Selector(s) if s.as_str() == "/params/arguments/token")
+    );
+    assert_eq!(rule.effective_name(), "TOKEN");
+
+    let rule: RedactRule = "API=/params/arguments/token".parse().unwrap();
+    assert!(matches!(&rule.target, RedactTarget::Selector(_)));
+    assert_eq!(rule.effective_name(), "API");
+
+    // Lower-case before `=` is part of the regex.
+    let rule: RedactRule = "key=[a-z]+".parse().unwrap();
+    assert!(matches!(&rule.target, RedactTarget::Regex(r) if r.as_str() == "key=[a-z]+"));
+
+    let err = "acct-[".parse::<RedactRule>().unwrap_err().to_string();
+    assert!(
+        err.starts_with("invalid redaction regex `acct-[`: "),
+        "{err}"
+    );
+    let err = "X=".parse::<RedactRule>().unwrap_err().to_string();
+    assert!(err.contains("invalid redaction rule `X=`"), "{err}");
+    let err = "/a/***".parse::<RedactRule>().unwrap_err().to_string();
+    assert!(err.contains("invalid selector `/a/***`"), "{err}");
+}
+
+#[test]
+fn default_names_come_from_the_selector() {
+    for (selector, name) in [
+        ("/params/arguments/apiKey", "API_KEY"),
+        ("/params/arguments/api_key", "API_KEY"),
+        ("/params/arguments/X-Api-Key", "X_API_KEY"),
+        ("/params/arguments/*", "SELECTOR"),
+        ("/params/**", "SELECTOR"),
+        ("/params/items/0", "SELECTOR"),
+        ("/params/2fa", "SELECTOR"),
+    ] {
+        let rule: RedactRule = selector.parse().unwrap();
+        assert_eq!(rule.effective_name(), name, "{selector}");
+    }
+}
+
+#[test]
+fn rules_round_trip_through_serde() {
+    for value in [
+        json!({"selector": "/params/arguments/api_key"}),
+        json!({"regex": "acct-[0-9]{6}", "name": "ACCOUNT"}),
+        json!({"selector": "/params/**/password", "name": "PW"}),
+    ] {
+        let rule: RedactRule = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&rule).unwrap(), value);
+        let text = rule.to_string();
+        assert_eq!(text.parse::<RedactRule>().unwrap(), rule);
+    }
+    let rule = RedactRule::regex(RegexText::new("acct-[0-9]{6}").unwrap()).named("ACCOUNT");
+    assert_eq!(
+        serde_json::from_value::<RedactRule>(json!({"regex": "acct-[0-9]{6}", "name": "ACCOUNT"}))
+            .unwrap(),
+        rule
+    );
+}
+
+#[test]
+fn bad_stored_rules_say_why() {
+    let err = |value: Value| {
+        serde_json::from_value::<RedactRule>(value)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(json!({"regex": "acct-["}));
+    assert!(e.contains("invalid redaction regex `acct-[`"), "{e}");
+    let e = err(json!({"selector": "params"}));
+    assert!(e.contains("invalid selector `params`"), "{e}");
+    let e = err(json!({"regex": "a", "name": "bad name"}));
+    assert!(e.contains("invalid redaction name `bad name`"), "{e}");
+    let e = err(json!({"regex": "a", "name": "_X"}));
+    assert!(e.contains("invalid redaction name"), "{e}");
+    let e = err(json!({}));
+    assert!(e.contains("needs `selector` or `regex`"), "{e}");
+    let e = err(json!({"regex": "a", "selector": "/a"}));
+    assert!(e.contains("not both"), "{e}");
+    let e = err(json!({"regex": "a", "flags": "i"}));
+    assert!(e.contains("unknown field `flags`"), "{e}");
+    // A name set in code is checked when the redactor is built.
+    let rule = RedactRule::regex(RegexText::new("a").unwrap()).named("lower");
+    let e = Redactor::new(&RedactConfig {
+        rules: vec![rule],
+        ..RedactConfig::default()
+    })
+    .unwrap_err();
+    assert!(matches!(e, RedactError::InvalidName { .. }), "{e}");
+}
+
+#[test]
+fn selector_rules_mask_whole_values_keeping_structure() {
+    let r = redactor(
+        &[],
+        &[],
+        &[
+            "/params/arguments/apiKey",
+            "/params/arguments/port",
+            "CONFIG=/params/arguments/config",
+        ],
+    );
+    let mut message = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "connect", "arguments": {
+            "apiKey": "short", "port": 8080, "host": "h",
+            "config": {"user": "me", "retries": 3, "tags": ["a", "b"], "on": true}
+        }}
+    });
+    let masked = r.redact_message(&mut message);
+    assert_eq!(
+        message["params"]["arguments"],
+        json!({
+            "apiKey": "[REDACTED:API_KEY]", "port": "[REDACTED:PORT]", "host": "h",
+            "config": {"user": "[REDACTED:CONFIG]", "retries": 3,
+                       "tags": ["[REDACTED:CONFIG]", "[REDACTED:CONFIG]"], "on": true}
+        })
+    );
+    let pointers: Vec<&str> = masked.iter().map(|m| m.pointer.as_str()).collect();
+    assert_eq!(
+        pointers,
+        [
+            "/params/arguments/apiKey",
+            "/params/arguments/port",
+            "/params/arguments/config/user",
+            "/params/arguments/config/tags/0",
+            "/params/arguments/config/tags/1",
+        ]
+    );
+    // Again: nothing more.
+    let before = message.clone();
+    assert!(r.redact_message(&mut message).is_empty());
+    assert_eq!(message, before);
+}
+
+#[test]
+fn regex_rules_mask_matches_or_the_secret_group() {
+    let r = redactor(
+        &[],
+        &[],
+        &["ACCOUNT=acct-[0-9]{6}", "key=(?P<secret>[a-z0-9]+)"],
+    );
+    assert_eq!(
+        text(&r, "acct-123456 and acct-12345 key=abc9, KEY=no"),
+        "[REDACTED:ACCOUNT] and acct-12345 key=[REDACTED:PATTERN], KEY=no"
+    );
+    let mut message = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [
+        {"type": "text", "text": "your account is acct-000001"}
+    ], "acct-999999": 1}});
+    let masked = r.redact_message(&mut message);
+    assert_eq!(
+        message["result"]["content"][0]["text"],
+        "your account is [REDACTED:ACCOUNT]"
+    );
+    assert!(message["result"].get("acct-999999").is_some());
+    assert_eq!(
+        masked,
+        [Masked {
+            pointer: "/result/content/0/text".to_owned(),
+            name: "ACCOUNT".to_owned()
+        }]
+    );
+}
+
+#[test]
+fn protocol_fields_and_keys_are_never_rewritten() {
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let r = redactor(&[("MY_TOKEN", "tools/call-secret")], &[], &[".+", "/**"]);
+    let request = json!({
+        "jsonrpc": "2.0", "id": token, "method": "tools/call-secret",
+        "params": {"_meta": {"progressToken": token, "other": "x"},
+                   "arguments": {"maxTokens": 5, "api_key": "k", token: "v"}}
+    });
+    let mut message = request.clone();
+    r.redact_message(&mut message);
+    for pointer in ["/jsonrpc", "/id", "/method", "/params/_meta/progressToken"] {
+        assert_eq!(
+            message.pointer(pointer),
+            request.pointer(pointer),
+            "{pointer}"
+        );
+    }
+    let arguments = message["params"]["arguments"].as_object().unwrap();
+    assert_eq!(
+        arguments.keys().collect::<Vec<_>>(),
+        ["maxTokens", "api_key", token]
+    );
+    assert_eq!(message["params"]["_meta"]["other"], "[REDACTED:SELECTOR]");
+
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": token, "progressToken": token, "reason": token}});
+    let mut message = notification.clone();
+    r.redact_message(&mut message);
+    assert_eq!(message["params"]["requestId"], token);
+    assert_eq!(message["params"]["progressToken"], token);
+    assert_eq!(message["method"], "notifications/cancelled");
+    assert_eq!(message["params"]["reason"], "[REDACTED:SELECTOR]");
+
+    let response = json!({"jsonrpc": "2.0", "id": 7, "result": {"resultType": token, "x": token}});
+    let mut message = response.clone();
+    r.redact_message(&mut message);
+    assert_eq!(message["result"]["resultType"], token);
+    assert_eq!(message["id"], 7);
+    assert_eq!(message["jsonrpc"], "2.0");
+}
+
+#[test]
+fn batches_are_redacted_message_by_message() {
+    let r = Redactor::defaults();
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let mut batch = json!([
+        {"jsonrpc": "2.0", "id": token, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "x", "params": {"t": token}}
+    ]);
+    let masked = r.redact_message(&mut batch);
+    assert_eq!(batch[0]["id"], token);
+    assert_eq!(batch[1]["params"]["t"], "[REDACTED:GITHUB_TOKEN]");
+    assert_eq!(
+        masked,
+        [Masked {
+            pointer: "/1/params/t".to_owned(),
+            name: "GITHUB_TOKEN".to_owned()
+        }]
+    );
+}
+
+// Lines.
+
+#[test]
+fn clean_lines_are_borrowed() {
+    let r = redactor(
+        &[
+            ("GITHUB_TOKEN", "long-enough-secret-1"),
+            ("HOME", "/home/me"),
+        ],
+        &[],
+        &[],
+    );
+    let mut text = String::new();
+    while text.len() < 10_000 {
+        text.push_str(
+            "Ask the task-runner: Basic usage of the desk-lamp API, with maxTokens and eyJ. ",
+        );
+    }
+    let line = serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}
+    }))
+    .unwrap();
+    assert!(line.len() >= 10_000);
+    assert!(matches!(r.redact_line(&line), Cow::Borrowed(_)));
+    let mut with_newline = line.clone();
+    with_newline.push(b'\n');
+    assert!(matches!(r.redact_line(&with_newline), Cow::Borrowed(_)));
+    assert!(matches!(r.redact_text(&text), Cow::Borrowed(_)));
+    // A shape-like protocol field alone is parsed but left borrowed.
+    let line = br#"{"jsonrpc":"2.0","id":"ghp_0123456789abcdefghijABCDEFGHIJ012345","result":{}}"#;
+    assert!(matches!(r.redact_line(line), Cow::Borrowed(_)));
+}
+
+#[test]
+fn lines_are_masked_and_keep_their_newline() {
+    let r = Redactor::defaults();
+    let line = b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {\"t\": \"ghp_0123456789abcdefghijABCDEFGHIJ012345\"}}\r\n";
+    assert_eq!(
+        r.redact_line(line).as_ref(),
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"[REDACTED:GITHUB_TOKEN]\"}}\r\n"
+    );
+    // Not JSON: masked as text.
+    let line = b"error: token ghp_0123456789abcdefghijABCDEFGHIJ012345 refused\n";
+    assert_eq!(
+        r.redact_line(line).as_ref(),
+        b"error: token [REDACTED:GITHUB_TOKEN] refused\n"
+    );
+    // An escape right before a shape is a boundary once decoded.
+    let line =
+        br#"{"jsonrpc":"2.0","id":1,"result":{"t":"a\nghp_0123456789abcdefghijABCDEFGHIJ012345"}}"#;
+    let out: Value = serde_json::from_slice(&r.redact_line(line)).unwrap();
+    assert_eq!(out["result"]["t"], "a\n[REDACTED:GITHUB_TOKEN]");
+}
+
+#[test]
+fn selector_rules_apply_to_lines_without_any_needle() {
+    let r = redactor(&[], &[], &["/params/arguments/pin"]);
+    let line =
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"pin":1234}}}"#;
+    let out: Value = serde_json::from_slice(&r.redact_line(line)).unwrap();
+    assert_eq!(out["params"]["arguments"]["pin"], "[REDACTED:PIN]");
+}
+
+#[test]
+fn regex_rules_see_decoded_strings_in_lines() {
+    let r = redactor(&[], &[], &["a\"b"]);
+    let line = br#"{"jsonrpc":"2.0","id":1,"result":{"t":"xa\"by"}}"#;
+    let out: Value = serde_json::from_slice(&r.redact_line(line)).unwrap();
+    assert_eq!(out["result"]["t"], "x[REDACTED:PATTERN]y");
+}
+
+#[test]
+fn redactors_are_shareable() {
+    fn assert_send_sync<T: Send + Sync + Clone>() {}
+    assert_send_sync::<Redactor>();
+    let r = RedactConfig::from_process_env(Vec::new(), Vec::new());
+    assert!(r.defaults);
+    assert!(Redactor::new(&r).is_ok());
+}
+
+// Properties.
+
+const KEYS: &[&str] = &["a", "text", "maxTokens", "api_key", "x/y", "t~"];
+const PROTECTED_POINTERS: [&str; 7] = [
+    "/jsonrpc",
+    "/id",
+    "/method",
+    "/params/_meta/progressToken",
+    "/params/progressToken",
+    "/params/requestId",
+    "/result/resultType",
+];
+const TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+const SELECTED: &str = "/params/password";
+
+fn tree() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-3i64..1000).prop_map(Value::from),
+        "[a-z ]{0,8}".prop_map(Value::from),
+        Just(Value::from("acct-123456")),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS), inner), 0..4).prop_map(|members| {
+                Value::Object(
+                    members
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+}
+
+fn id() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (0i64..100).prop_map(Value::from),
+        Just(Value::from(TOKEN)),
+        Just(Value::from("acct-123456")),
+    ]
+}
+
+fn message() -> impl Strategy<Value = Value> {
+    let method = prop::sample::select(&["tools/call", "acct-123456", TOKEN][..]);
+    prop_oneof![
+        (id(), method, tree(), tree()).prop_map(|(id, method, arguments, password)| json!({
+            "jsonrpc": "2.0", "id": id, "method": method,
+            "params": {"_meta": {"progressToken": TOKEN, "note": "n"}, "arguments": arguments, "password": password}
+        })),
+        (id(), tree()).prop_map(|(id, reason)| json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "progressToken": "acct-123456", "reason": reason}
+        })),
+        (id(), tree()).prop_map(|(id, content)| json!({
+            "jsonrpc": "2.0", "id": id, "result": {"resultType": TOKEN, "content": content}
+        })),
+    ]
+}
+
+/// The secret: no `[`/`]` (so it cannot straddle a placeholder) and no
+/// surrounding space (so it is long enough once trimmed).
+fn secret() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9!#$%&()*+,/:;=?@^_{|}~ \"\\\\é-]{6,14}".prop_map(|middle| format!("K{middle}9"))
+}
+
+/// The forms a secret is inserted in.
+fn forms(secret: &str) -> Vec<String> {
+    let mut out = vec![
+        secret.to_owned(),
+        serde_json::to_string(&json!({"k": secret})).unwrap(),
+        format!("Basic {}", STANDARD.encode(format!("user:{secret}"))),
+        URL_SAFE_NO_PAD.encode(format!("x{secret}yz")),
+        STANDARD.encode(format!("ab{secret}")),
+    ];
+    out.extend(url_forms(secret));
+    out
+}
+
+/// Pointers of every string value outside the protected fields.
+fn string_pointers(value: &Value, pointer: &mut String, out: &mut Vec<String>) {
+    match value {
+        Value::String(_) if !PROTECTED_POINTERS.contains(&pointer.as_str()) => {
+            out.push(pointer.clone())
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = pointer.len();
+                pointer.push_str(&format!("/{i}"));
+                string_pointers(item, pointer, out);
+                pointer.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            for (key, child) in map {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                string_pointers(child, pointer, out);
+                pointer.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn all_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| all_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| all_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// Same keys, lengths and non-string scalars; a scalar the selector picks
+/// becomes a placeholder.
+fn same_shape(before: &Value, after: &Value, pointer: &str) -> Result<(), String> {
+    let fail = || Err(format!("{pointer}: {before} → {after}"));
+    match (before, after) {
+        (Value::Object(a), Value::Object(b)) => {
+            if !a.keys().eq(b.keys()) {
+                return fail();
+            }
+            for (key, child) in a {
+                let escaped = key.replace('~', "~0").replace('/', "~1");
+                same_shape(child, &b[key], &format!("{pointer}/{escaped}"))?;
+            }
+            Ok(())
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            if a.len() != b.len() {
+                return fail();
+            }
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                same_shape(x, y, &format!("{pointer}/{i}"))?;
+            }
+            Ok(())
+        }
+        (Value::String(_), Value::String(_)) => Ok(()),
+        (_, Value::String(s)) if pointer == SELECTED && s == "[REDACTED:PASSWORD]" => Ok(()),
+        (a, b) if a == b => Ok(()),
+        _ => fail(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn messages_lose_the_secret_in_every_encoding(
+        message in message(),
+        secret in secret(),
+        inserts in prop::collection::vec(
+            (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<prop::sample::Index>()),
+            1..5,
+        ),
+    ) {
+        let redactor = Redactor::new(&RedactConfig {
+            defaults: true,
+            env: vec![
+                ("HOME".to_owned(), "/home/someone".to_owned()),
+                ("MY_API_TOKEN".to_owned(), secret.clone()),
+                ("PATH".to_owned(), "/usr/bin".to_owned()),
+            ],
+            extra_env: Vec::new(),
+            rules: vec![SELECTED.parse().unwrap(), "ACCOUNT=acct-[0-9]{6}".parse().unwrap()],
+        }).unwrap();
+        let mut original = message;
+        let forms = forms(&secret);
+        for (which, at, form) in inserts {
+            let mut pointers = Vec::new();
+            string_pointers(&original, &mut String::new(), &mut pointers);
+            if pointers.is_empty() {
+                break;
+            }
+            let pointer = which.get(&pointers);
+            let Some(Value::String(text)) = original.pointer_mut(pointer) else { unreachable!() };
+            let boundaries: Vec<usize> =
+                text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+            text.insert_str(*at.get(&boundaries), form.get(&forms).as_str());
+        }
+
+        let mut redacted = original.clone();
+        let masked = redactor.redact_message(&mut redacted);
+
+        // The secret is gone in every encoding.
+        let mut strings = Vec::new();
+        all_strings(&redacted, &mut strings);
+        let json_escaped = escaped(&secret);
+        let mut needles = vec![secret.clone(), json_escaped.clone()];
+        needles.extend(url_forms(&secret));
+        needles.extend(base64_middles(&secret));
+        for text in &strings {
+            for needle in &needles {
+                prop_assert!(!text.contains(needle.as_str()), "{:?} in {:?}", needle, text);
+            }
+        }
+        let serialized = serde_json::to_string(&redacted).unwrap();
+        prop_assert!(!serialized.contains(&json_escaped), "{}", serialized);
+
+        // Protocol fields identical, structure kept.
+        for pointer in PROTECTED_POINTERS {
+            prop_assert_eq!(redacted.pointer(pointer), original.pointer(pointer));
+        }
+        if let Err(why) = same_shape(&original, &redacted, "") {
+            prop_assert!(false, "{}", why);
+        }
+        prop_assert_eq!(masked.is_empty(), redacted == original);
+
+        // Idempotent.
+        let mut again = redacted.clone();
+        prop_assert!(redactor.redact_message(&mut again).is_empty());
+        prop_assert_eq!(&again, &redacted);
+
+        // The line path agrees.
+        let line = serde_json::to_vec(&original).unwrap();
+        match redactor.redact_line(&line) {
+            Cow::Borrowed(same) => {
+                prop_assert!(masked.is_empty());
+                prop_assert_eq!(same, &line[..]);
+            }
+            Cow::Owned(out) => {
+                prop_assert!(!masked.is_empty());
+                prop_assert_eq!(out, serde_json::to_vec(&redacted).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn text_redaction_is_idempotent(
+        parts in prop::collection::vec(
+            prop_oneof![
+                "[a-z :/=-]{0,6}".boxed(),
+                prop::sample::select(SHAPES.map(|(t, _)| t).to_vec()).prop_map(str::to_owned).boxed(),
+                Just("Bearer ".to_owned()).boxed(),
+                Just("Sup3r$ecret".to_owned()).boxed(),
+            ],
+            0..8,
+        ),
+    ) {
+        let r = redactor(&[("MY_TOKEN", "Sup3r$ecret")], &[], &["ACCOUNT=acct-[0-9]{6}"]);
+        let input: String = parts.concat();
+        let once = r.redact_text(&input).into_owned();
+        prop_assert!(!once.contains("Sup3r$ecret"));
+        prop_assert_eq!(r.redact_text(&once).into_owned(), once.clone());
+        prop_assert!(r.find(&once).is_empty());
+    }
+}

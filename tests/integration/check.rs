@@ -1,0 +1,358 @@
+//! `mcpcassette check`: every finding code, found where it should be, from
+//! mutations of the shipped cassettes; clean cassettes stay clean; the
+//! command's output and exit codes.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use mcpcassette::check::{self, CheckConfig, Code, FileReport};
+use mcpcassette::schema::official::OfficialSchema;
+use serde_json::{Value, json};
+
+use crate::support::{self, mcpcassette};
+
+fn shipped(name: &str) -> String {
+    std::fs::read_to_string(support::root().join("cassettes").join(name)).unwrap()
+}
+
+fn check_str(text: &str, config: &CheckConfig) -> FileReport {
+    check::check_text(Path::new("mutated.json"), text, config)
+}
+
+/// The first interaction whose client message has `method`.
+fn interaction<'a>(doc: &'a mut Value, method: &str) -> &'a mut Value {
+    doc["interactions"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| {
+            i.get("request")
+                .or(i.get("notification"))
+                .and_then(|m| m.get("method"))
+                == Some(&json!(method))
+        })
+        .unwrap_or_else(|| panic!("no `{method}` interaction"))
+}
+
+/// The first `tools/call` of tool `name`.
+fn call<'a>(doc: &'a mut Value, name: &str) -> &'a mut Value {
+    doc["interactions"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| i.pointer("/request/params/name") == Some(&json!(name)))
+        .unwrap_or_else(|| panic!("no call of `{name}`"))
+}
+
+type Mutation = fn(&mut Value);
+
+/// One mutation of a shipped cassette per message- and structure-level
+/// code: (code, cassette, what is done).
+fn mutations() -> Vec<(Code, &'static str, Mutation)> {
+    vec![
+        (Code::Structure, "demo-legacy.json", |d| {
+            d["recorded_at"] = json!(5)
+        }),
+        (Code::JsonRpcVersion, "demo-legacy.json", |d| {
+            interaction(d, "ping")["request"]["jsonrpc"] = json!("1.0")
+        }),
+        (Code::MethodType, "demo-legacy.json", |d| {
+            interaction(d, "ping")["request"]["method"] = json!(7)
+        }),
+        (Code::IdType, "demo-legacy.json", |d| {
+            let ping = interaction(d, "ping");
+            ping["request"]["id"] = json!({"n": 3});
+            ping["response"]["id"] = json!({"n": 3});
+        }),
+        (Code::ParamsType, "demo-legacy.json", |d| {
+            interaction(d, "ping")["request"]["params"] = json!("none")
+        }),
+        (Code::ResultXorError, "demo-legacy.json", |d| {
+            interaction(d, "ping")["response"]["error"] = json!({"code": -1, "message": "x"})
+        }),
+        (Code::ErrorShape, "demo-legacy.json", |d| {
+            let response = &mut interaction(d, "ping")["response"];
+            response.as_object_mut().unwrap().remove("result");
+            response["error"] = json!({"code": "bad", "message": 1});
+        }),
+        (Code::UnknownMethod, "demo-legacy.json", |d| {
+            interaction(d, "ping")["request"]["method"] = json!("tools/frobnicate")
+        }),
+        (Code::RequestParams, "demo-legacy.json", |d| {
+            let params = call(d, "echo")["request"]["params"]
+                .as_object_mut()
+                .unwrap();
+            params.remove("name");
+        }),
+        (Code::ResultShape, "demo-legacy.json", |d| {
+            interaction(d, "tools/list")["response"]["result"]["tools"] = json!("none")
+        }),
+        (Code::Notification, "demo-legacy.json", |d| {
+            let events = d["interactions"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .flat_map(|i| {
+                    i.get_mut("during")
+                        .and_then(Value::as_array_mut)
+                        .into_iter()
+                        .flatten()
+                });
+            for event in events {
+                if event.pointer("/notification/method") == Some(&json!("notifications/progress")) {
+                    event["notification"]["params"]["progress"] = json!("half");
+                    return;
+                }
+            }
+            panic!("no progress notification");
+        }),
+        (Code::ToolDefinition, "demo-legacy.json", |d| {
+            interaction(d, "tools/list")["response"]["result"]["tools"][0]["name"] = json!("  ")
+        }),
+        (Code::InputSchema, "demo-legacy.json", |d| {
+            interaction(d, "tools/list")["response"]["result"]["tools"][0]["inputSchema"] =
+                json!({"type": "object", "properties": {"a": {"type": "strnig"}}})
+        }),
+        (Code::Content, "demo-legacy.json", |d| {
+            call(d, "echo")["response"]["result"]["content"][0]["type"] = json!("txt")
+        }),
+        (Code::ResultType, "demo-modern.json", |d| {
+            let result = &mut interaction(d, "tools/list")["response"]["result"];
+            result.as_object_mut().unwrap().remove("resultType");
+        }),
+        (Code::ToolArguments, "demo-legacy.json", |d| {
+            call(d, "add")["request"]["params"]["arguments"]["a"] = json!("two")
+        }),
+        (Code::Unpaired, "demo-legacy.json", |d| {
+            interaction(d, "ping")["response"]["id"] = json!(999)
+        }),
+        (Code::Duplicate, "demo-legacy.json", |d| {
+            let copy = call(d, "echo").clone();
+            d["interactions"].as_array_mut().unwrap().push(copy);
+        }),
+        (Code::Contradictory, "demo-legacy.json", |d| {
+            d["protocol"]["version"] = json!("2025-03-26")
+        }),
+        (Code::UnreachableCase, "demo-legacy.json", |d| {
+            d["rules"] = json!({"cases": [
+                {"method": "tools/call", "when": {"name": "echo"}, "result": {"content": []}},
+                {"method": "tools/call", "when": {"name": "echo", "arguments": {"message": "x"}},
+                 "result": {"content": []}}
+            ]})
+        }),
+        (Code::UnusedCase, "demo-legacy.json", |d| {
+            d["rules"] = json!({"cases": [
+                {"method": "tools/call", "when": {"name": "no_such_tool"}, "result": {"content": []}}
+            ]})
+        }),
+        (Code::LikelySecret, "demo-legacy.json", |d| {
+            call(d, "echo")["response"]["result"]["content"][0]["text"] =
+                json!("token: ghp_0123456789abcdefghijABCDEFGHIJ012345")
+        }),
+    ]
+}
+
+/// Text-level damage: (code, cassette, what is done to its text).
+type TextMutation = fn(&str) -> String;
+
+fn text_mutations() -> Vec<(Code, TextMutation)> {
+    vec![
+        (Code::Truncated, |t| t[..t.len() / 2].to_owned()),
+        (Code::ConflictMarkers, |t| {
+            t.replacen(
+                "  \"interactions\": [\n",
+                "<<<<<<< HEAD\n  \"interactions\": [\n=======\n  \"interactions\": [\n>>>>>>> other\n",
+                1,
+            )
+        }),
+        (Code::InvalidJson, |t| {
+            t.replacen("\"jsonrpc\": ", "\"jsonrpc\" ", 1)
+        }),
+        (Code::FormatVersion, |t| {
+            t.replacen("\"format_version\": 1", "\"format_version\": 99", 1)
+        }),
+    ]
+}
+
+fn codes(report: &FileReport) -> BTreeSet<Code> {
+    report.findings.iter().map(|f| f.code).collect()
+}
+
+#[test]
+fn shipped_cassettes_are_clean() {
+    for name in ["demo-legacy.json", "demo-modern.json"] {
+        let report = check_str(&shipped(name), &CheckConfig::default());
+        assert!(report.findings.is_empty(), "{name}: {:#?}", report.findings);
+    }
+}
+
+#[test]
+fn every_code_is_found_by_its_mutation_at_the_right_place() {
+    let mut found = BTreeSet::new();
+    for (code, name, mutate) in mutations() {
+        let mut doc: Value = serde_json::from_str(&shipped(name)).unwrap();
+        mutate(&mut doc);
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let report = check_str(&text, &CheckConfig::default());
+        let finding = report
+            .findings
+            .iter()
+            .find(|f| f.code == code)
+            .unwrap_or_else(|| panic!("{code:?} not found; found {:#?}", report.findings));
+        let line = finding.line.expect("a line");
+        assert!(
+            line >= 1 && line <= text.lines().count(),
+            "{code:?}: line {line}"
+        );
+        if !finding.pointer.is_empty() {
+            // The pointer names something that exists, or its parent does.
+            let mut pointer = finding.pointer.as_str();
+            while doc.pointer(pointer).is_none() {
+                pointer = &pointer[..pointer.rfind('/').unwrap()];
+            }
+        }
+        found.extend(codes(&report));
+    }
+    for (code, mutate) in text_mutations() {
+        let report = check_str(
+            &mutate(&shipped("demo-legacy.json")),
+            &CheckConfig::default(),
+        );
+        assert_eq!(
+            codes(&report),
+            BTreeSet::from([code]),
+            "{:#?}",
+            report.findings
+        );
+        assert!(report.findings[0].line.is_some());
+        found.insert(code);
+    }
+    found.insert(official_schema_finding());
+    let missing: Vec<_> = Code::ALL.iter().filter(|c| !found.contains(c)).collect();
+    assert!(missing.is_empty(), "codes never triggered: {missing:?}");
+}
+
+fn official_dir() -> std::path::PathBuf {
+    std::env::var_os("MCPCASSETTE_SCHEMA_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|| support::root().join("../shared/mcp-schema"))
+}
+
+fn official(version: &str) -> CheckConfig {
+    let path = official_dir().join(version).join("schema.json");
+    let schema = OfficialSchema::load(&path)
+        .unwrap_or_else(|e| panic!("the official schemas are needed for this test: {e}"));
+    CheckConfig {
+        official: Some(std::sync::Arc::new(schema)),
+        ..CheckConfig::default()
+    }
+}
+
+/// `--schema` finds what the official schema rejects; returns the code.
+fn official_schema_finding() -> Code {
+    let mut doc: Value = serde_json::from_str(&shipped("demo-legacy.json")).unwrap();
+    call(&mut doc, "echo")["response"]["result"]["content"][0]["text"] = json!(42);
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    let report = check_str(&text, &official("2025-11-25"));
+    let finding = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::OfficialSchema)
+        .expect("the official schema rejects a number as text");
+    assert!(finding.pointer.starts_with("/interactions/"), "{finding:?}");
+    Code::OfficialSchema
+}
+
+#[test]
+fn shipped_cassettes_pass_the_official_schema_of_their_version() {
+    for (name, version) in [
+        ("demo-legacy.json", "2025-11-25"),
+        ("demo-modern.json", "2026-07-28"),
+    ] {
+        let report = check_str(&shipped(name), &official(version));
+        assert!(report.findings.is_empty(), "{name}: {:#?}", report.findings);
+    }
+}
+
+#[test]
+fn secrets_never_reach_the_findings() {
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let mut doc: Value = serde_json::from_str(&shipped("demo-legacy.json")).unwrap();
+    // A secret in a place that also breaks the schema: the violation message
+    // may quote the value, the finding must not.
+    interaction(&mut doc, "tools/list")["response"]["result"]["tools"][0]["name"] = json!(secret);
+    call(&mut doc, "echo")["response"]["result"]["content"][0]["type"] = json!(secret);
+    let report = check_str(
+        &serde_json::to_string_pretty(&doc).unwrap(),
+        &CheckConfig::default(),
+    );
+    assert!(codes(&report).contains(&Code::LikelySecret));
+    let printed = serde_json::to_string(&report).unwrap();
+    assert!(!printed.contains(secret), "{printed}");
+}
+
+#[test]
+fn command_exit_codes_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = support::root().join("cassettes/demo-legacy.json");
+    let output = mcpcassette().arg("check").arg(&good).output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("ok (0 errors, 0 warnings)"));
+
+    let mut doc: Value = serde_json::from_str(&shipped("demo-legacy.json")).unwrap();
+    call(&mut doc, "echo")["response"]["result"]["content"][0]["type"] = json!("txt");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let output = mcpcassette()
+        .arg("check")
+        .arg(&bad)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["errors"], json!(1), "{report:#}");
+    let finding = &report["files"][0]["findings"][0];
+    assert_eq!(finding["code"], json!("MC207"));
+    assert_eq!(finding["severity"], json!("error"));
+    assert!(finding["line"].as_u64().unwrap() > 1);
+    assert!(
+        finding["pointer"]
+            .as_str()
+            .unwrap()
+            .ends_with("/result/content/0/type")
+    );
+    assert!(!finding["hint"].as_str().unwrap().is_empty());
+
+    let output = mcpcassette()
+        .arg("check")
+        .arg(&good)
+        .arg(dir.path().join("missing.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("missing.json"));
+}
+
+#[test]
+fn human_report() {
+    let mut doc: Value = serde_json::from_str(&shipped("demo-legacy.json")).unwrap();
+    call(&mut doc, "echo")["response"]["result"]["content"][0]["type"] = json!("txt");
+    let copy = interaction(&mut doc, "ping").clone();
+    doc["interactions"].as_array_mut().unwrap().push(copy);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cassette.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let output = mcpcassette()
+        .current_dir(dir.path())
+        .args(["check", "cassette.json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout));
+}
