@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use super::common::STRINGS;
-use super::engine::{Field, Obj, Rule, Ty, Walker};
+use super::engine::{Field, Obj, Rule, Tagged, Ty, Variant, Walker};
 use super::tasks::TASK_METADATA;
-use super::version::{V2025_06_18, V2025_11_25, V2026_07_28, only, since};
+use super::version::{ALL, V2025_06_18, V2025_11_25, V2026_07_28, only, since};
 
 const TITLED: [Field; 2] = [
     Field::opt("title", Ty::Str),
@@ -118,14 +118,30 @@ static TITLED_MULTI_SELECT: Obj = Obj {
 };
 
 /// One field of a form (`PrimitiveSchemaDefinition`): flat, no nesting.
-pub(crate) const PRIMITIVE_SCHEMA: Ty = Ty::AnyOf(&[
+/// Officially an `anyOf`; every alternative fixes `type`, so telling them
+/// apart by `type` first gives the same verdict and clearer messages.
+pub(crate) const PRIMITIVE_SCHEMA: Ty = Ty::Tagged(&Tagged {
+    tag: "type",
+    variants: &[
+        Variant::new("string", ALL, STRING_FIELD),
+        Variant::new("number", ALL, Ty::Obj(&NUMBER_SCHEMA)),
+        Variant::new("integer", ALL, Ty::Obj(&NUMBER_SCHEMA)),
+        Variant::new("boolean", ALL, Ty::Obj(&BOOLEAN_SCHEMA)),
+        Variant::new("array", since(V2025_11_25), MULTI_SELECT_FIELD),
+    ],
+});
+
+/// Free text, or a single choice (plain `enum` or titled `oneOf`).
+const STRING_FIELD: Ty = Ty::AnyOf(&[
     Ty::Obj(&STRING_SCHEMA),
-    Ty::Obj(&NUMBER_SCHEMA),
-    Ty::Obj(&BOOLEAN_SCHEMA),
     Ty::Obj(&ENUM_SCHEMA),
     Ty::In(since(V2025_11_25), &Ty::Obj(&TITLED_SINGLE_SELECT)),
-    Ty::In(since(V2025_11_25), &Ty::Obj(&UNTITLED_MULTI_SELECT)),
-    Ty::In(since(V2025_11_25), &Ty::Obj(&TITLED_MULTI_SELECT)),
+]);
+
+/// Several choices (2025-11-25 on).
+const MULTI_SELECT_FIELD: Ty = Ty::AnyOf(&[
+    Ty::Obj(&UNTITLED_MULTI_SELECT),
+    Ty::Obj(&TITLED_MULTI_SELECT),
 ]);
 
 static REQUESTED_SCHEMA: Obj = Obj {
@@ -200,6 +216,21 @@ mod tests {
     }
 
     #[test]
+    fn fields_are_told_apart_by_type() {
+        let found = run(V2025_11_25, &PRIMITIVE_SCHEMA, &json!({"type": "object"}));
+        assert_eq!(
+            found,
+            ["`/type` must be one of string, number, integer, boolean, array; found \"object\""]
+        );
+        let found = run(
+            V2025_11_25,
+            &PRIMITIVE_SCHEMA,
+            &json!({"type": "number", "default": "1"}),
+        );
+        assert_eq!(found, ["`/default` must be a number; found \"1\""]);
+    }
+
+    #[test]
     fn enum_forms_follow_the_version() {
         let multi = json!({"type": "array", "items": {"type": "string", "enum": ["a"]}});
         assert!(!run(V2025_06_18, &PRIMITIVE_SCHEMA, &multi).is_empty());
@@ -234,7 +265,7 @@ mod tests {
         let answer = json!({"action": "accept", "content": {"n": 1.5}});
         assert_eq!(
             run(V2025_06_18, &result, &answer),
-            ["`/content/n` must be a string or an integer or a boolean; found 1.5"]
+            ["`/content/n` must be a string, an integer or a boolean; found 1.5"]
         );
     }
 }

@@ -214,7 +214,7 @@ impl<'o> Walker<'o> {
         describe_pointer(&self.pointer)
     }
 
-    /// Reports "`<here>` <what>".
+    /// Reports "`pointer` what" (e.g. "`/a` must not be blank").
     pub(crate) fn fail(&mut self, what: impl Display) {
         let message = format!("{} {what}", self.here());
         self.out
@@ -446,7 +446,10 @@ pub(crate) fn expects(ty: &Ty, version: Version) -> String {
                     names.push(name);
                 }
             }
-            names.join(" or ")
+            match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => names.join(""),
+            }
         }
         Ty::In(_, inner) | Ty::Kind(_, inner) => expects(inner, version),
         Ty::Rule(rule) => rule.expects.to_owned(),

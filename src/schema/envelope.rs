@@ -53,15 +53,13 @@ pub(crate) fn check(
 ) {
     let mut report = Reporter { base, out };
     let Some(map) = message.as_object() else {
-        let what = if base.is_empty() {
-            "a JSON-RPC message".to_owned()
-        } else {
-            format!("`{base}` (a JSON-RPC message)")
-        };
         return report.push(
             JsonRpcVersion,
             "",
-            format!("{what} must be a JSON object; found {}", found(message)),
+            format!(
+                "must be a JSON-RPC message object; found {}",
+                found(message)
+            ),
         );
     };
     match map.get("jsonrpc") {

@@ -55,14 +55,17 @@ const NON_BLANK: Ty = Ty::Rule(&Rule {
     },
 });
 
+/// What tool schemas are, for messages.
+const OBJECT_SCHEMA: &str = "a JSON Schema object with `\"type\": \"object\"`";
+
 const INPUT_SCHEMA: Ty = Ty::Rule(&Rule {
-    expects: "an object schema (`\"type\": \"object\"`)",
+    expects: OBJECT_SCHEMA,
     check: |walker, value| object_schema(walker, value, true),
 });
 
 /// 2026-07-28 lets `outputSchema` describe any JSON value.
 const OUTPUT_SCHEMA: Ty = Ty::Rule(&Rule {
-    expects: "an object schema (`\"type\": \"object\"`)",
+    expects: OBJECT_SCHEMA,
     check: |walker, value| object_schema(walker, value, walker.version < V2026_07_28),
 });
 
@@ -83,7 +86,7 @@ static MODERN_SCHEMA: Obj = Obj {
 /// meta-schema (so a schema a client cannot compile is caught at record time).
 fn object_schema(walker: &mut Walker<'_>, value: &Value, must_be_object_type: bool) {
     if !value.is_object() {
-        return walker.mismatch("an object schema (`\"type\": \"object\"`)", value);
+        return walker.mismatch(OBJECT_SCHEMA, value);
     }
     let structure = walker.trial(|w| {
         match value.get("type") {
@@ -148,7 +151,7 @@ pub struct ToolArguments {
 impl ToolArguments {
     /// Compiles `input_schema`; a schema that does not compile (invalid, or
     /// with a `$ref` that would need the network) is an
-    /// [`InputSchema`](ViolationKind::InputSchema) violation.
+    /// [`InputSchema`] violation.
     pub fn new(input_schema: &Value) -> Result<ToolArguments, Violation> {
         if !input_schema.is_object() {
             return Err(Violation::new(
@@ -217,7 +220,7 @@ mod tests {
         assert_eq!(found[0].kind, InputSchema);
         assert_eq!(
             found[0].message,
-            "`/tools/0/inputSchema` is required (an object schema (`\"type\": \"object\"`))"
+            "`/tools/0/inputSchema` is required (a JSON Schema object with `\"type\": \"object\"`)"
         );
     }
 

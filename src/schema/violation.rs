@@ -52,8 +52,9 @@ pub enum ViolationKind {
 pub struct Violation {
     /// Which rule was broken.
     pub kind: ViolationKind,
-    /// JSON pointer to the offending value, rooted at what was checked
-    /// (usually the message: `/result/tools/0/inputSchema`).
+    /// JSON pointer to the offending value (for a missing member: where it
+    /// belongs), rooted at what was checked (usually the message:
+    /// `/result/tools/0/inputSchema`).
     pub pointer: String,
     /// What was expected and what was found.
     pub message: String,
