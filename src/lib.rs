@@ -6,11 +6,14 @@
 //!   starting the server.
 //! - [`matching`] decides which recorded interaction answers a live request.
 //! - [`redact`] keeps secrets out of cassettes, logs and error messages.
+//! - [`drift`] re-runs a cassette against the live server and reports what
+//!   changed, for review.
 //! - [`schema`] knows what MCP messages look like; [`check`] uses it to
 //!   validate cassette files.
 
 pub mod cassette;
 pub mod check;
+pub mod drift;
 pub mod jsonrpc;
 pub mod matching;
 pub mod mode;

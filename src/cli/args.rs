@@ -27,6 +27,19 @@ pub enum Command {
     /// Validate cassettes: JSON-RPC envelopes, MCP shapes of the recorded
     /// protocol version, tool arguments, structure and secrets.
     Check(CheckArgs),
+    /// Re-run a cassette against the live server and report drift; the
+    /// live version is left as CASSETTE.new for `review`.
+    Verify(VerifyArgs),
+    /// Go through pending cassettes (CASSETTE.new) change by change:
+    /// accept, reject or skip each.
+    Review(ReviewArgs),
+    /// Accept every pending change: the pending cassettes replace the
+    /// accepted ones.
+    Accept(PendingArgs),
+    /// Reject every pending change: remove the pending cassettes.
+    Reject(PendingArgs),
+    /// List pending cassettes and the interactions they change.
+    Pending(PendingListArgs),
 }
 
 /// `mcpcassette check`.
@@ -189,4 +202,85 @@ pub struct MatchArgs {
     /// Exit with status 1 when recorded interactions were never used.
     #[arg(long)]
     pub fail_on_unused: bool,
+}
+
+/// `mcpcassette verify`.
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status: 0 no drift, 1 drift, 2 error.
+MCPCASSETTE_UPDATE=auto|new|always|no says what to write on drift (insta's semantics): new writes CASSETTE.new for review, always overwrites the cassette, no writes nothing; auto is no in CI, new elsewhere.
+
+Examples:
+  mcpcassette verify cassettes/demo-legacy.json
+  mcpcassette verify cassettes/github.json -- npx -y @modelcontextprotocol/server-github
+  mcpcassette verify cassettes/remote.json --url http://127.0.0.1:3001/mcp")]
+pub struct VerifyArgs {
+    /// The accepted cassette.
+    #[arg(value_name = "CASSETTE")]
+    pub cassette: PathBuf,
+    /// Verify against the Streamable HTTP server at this URL.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// Write pending cassettes under this directory instead of beside the
+    /// accepted one.
+    #[arg(long, value_name = "DIR")]
+    pub pending_dir: Option<PathBuf>,
+    /// Print the drift report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for each response.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub timeout: u64,
+    /// The stdio server command (default: the one recorded in the cassette).
+    #[arg(last = true, value_name = "SERVER CMD")]
+    pub command: Vec<String>,
+}
+
+/// `mcpcassette review`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Keys: a or Enter accept, r or Esc reject, s or Space skip, A/R/S accept/reject/skip all remaining in this cassette, d show or hide the diff, q quit (skip the rest).
+Skipped changes stay in CASSETTE.new. Without a terminal nothing is changed; use `accept` or `reject` instead.
+
+Examples:
+  mcpcassette review
+  mcpcassette review cassettes/ --pending-dir target/pending"
+)]
+pub struct ReviewArgs {
+    /// Cassettes, pending cassettes or directories to look in (default:
+    /// the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Look for pending cassettes under this directory instead of beside
+    /// the accepted ones.
+    #[arg(long, value_name = "DIR")]
+    pub pending_dir: Option<PathBuf>,
+}
+
+/// `mcpcassette accept` and `mcpcassette reject`.
+#[derive(Debug, Args)]
+pub struct PendingArgs {
+    /// Cassettes, pending cassettes or directories to look in (default:
+    /// the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Look for pending cassettes under this directory instead of beside
+    /// the accepted ones.
+    #[arg(long, value_name = "DIR")]
+    pub pending_dir: Option<PathBuf>,
+}
+
+/// `mcpcassette pending`.
+#[derive(Debug, Args)]
+pub struct PendingListArgs {
+    /// Cassettes, pending cassettes or directories to look in (default:
+    /// the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Look for pending cassettes under this directory instead of beside
+    /// the accepted ones.
+    #[arg(long, value_name = "DIR")]
+    pub pending_dir: Option<PathBuf>,
+    /// Print the list as JSON: `[{accepted, pending, changes: [{index, label}]}]`.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -6,7 +6,9 @@ mod episodes;
 mod logging;
 mod record;
 mod replay;
+mod review;
 mod run;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -34,6 +36,11 @@ pub fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Check(args) => check::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Review(args) => review::review(args),
+        Command::Accept(args) => review::accept(args),
+        Command::Reject(args) => review::reject(args),
+        Command::Pending(args) => review::list(args),
     };
     match result {
         Ok(code) => code,

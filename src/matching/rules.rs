@@ -86,6 +86,10 @@ pub struct Rules {
     /// (`--redact-env`); names only, never values.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redact_env: Vec<String>,
+    /// Volatile fields `verify` normalises on both sides before comparing
+    /// (`{"selector": "/result/**/timestamp", "replacement": "[timestamp]"}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub normalize: Vec<crate::drift::NormalizeRule>,
     /// `false` when recorded with `--no-default-redaction`: token shapes and
     /// secret-looking variables were left alone, and replay leaves them too.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -114,6 +118,7 @@ impl Default for Rules {
             cases: Vec::new(),
             redact: Vec::new(),
             redact_env: Vec::new(),
+            normalize: Vec::new(),
             default_redaction: true,
         }
     }

@@ -474,6 +474,23 @@ impl Redactor {
         }
     }
 
+    /// `message` masked, borrowed when nothing in it needs masking: the
+    /// common case costs a walk over its strings, not a copy (replay masks
+    /// every live request before matching it).
+    pub fn masked<'a>(&self, message: &'a serde_json::Value) -> Cow<'a, serde_json::Value> {
+        if self.inner.selectors.is_empty()
+            && !any_string(message, &|s| self.might_contain(s.as_bytes(), false))
+        {
+            return Cow::Borrowed(message);
+        }
+        let mut copy = message.clone();
+        if self.redact_message(&mut copy).is_empty() {
+            Cow::Borrowed(message)
+        } else {
+            Cow::Owned(copy)
+        }
+    }
+
     /// A raw line as forwarded (normally one JSON message): borrowed and
     /// byte-identical when nothing needs masking, else the redacted message
     /// re-serialized compactly (surrounding whitespace, such as the line's
@@ -509,5 +526,15 @@ impl Redactor {
                 }
             }
         }
+    }
+}
+
+/// Whether any string in `value` satisfies `test`.
+fn any_string(value: &serde_json::Value, test: &dyn Fn(&str) -> bool) -> bool {
+    match value {
+        serde_json::Value::String(s) => test(s),
+        serde_json::Value::Array(items) => items.iter().any(|v| any_string(v, test)),
+        serde_json::Value::Object(map) => map.values().any(|v| any_string(v, test)),
+        _ => false,
     }
 }

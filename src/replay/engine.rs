@@ -183,15 +183,9 @@ impl Engine {
         &self.redactor
     }
 
-    /// `message` as recording would have stored it: borrowed when nothing
-    /// needed masking.
+    /// `message` as recording would have stored it.
     fn masked<'a>(&self, message: &'a Value) -> std::borrow::Cow<'a, Value> {
-        let mut copy = message.clone();
-        if self.redactor.redact_message(&mut copy).is_empty() {
-            std::borrow::Cow::Borrowed(message)
-        } else {
-            std::borrow::Cow::Owned(copy)
-        }
+        self.redactor.masked(message)
     }
 
     /// The rules in force.

@@ -1,0 +1,75 @@
+//! `mcpcassette verify`: drive the live server, print the drift report,
+//! and say where the pending cassette went.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use mcpcassette::drift::render::{self, RenderOptions};
+use mcpcassette::drift::{Target, UpdateMode, VerifyConfig, verify};
+use mcpcassette::mode::process_env;
+
+use super::args::VerifyArgs;
+
+/// Exit 0 without drift, 1 with drift, 2 (via the error) when it could not
+/// be verified.
+pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let (update, why) = UpdateMode::from_env(process_env)
+        .map_err(|e| anyhow!(e))?
+        .resolve(process_env);
+    let target = match (args.url, args.command.is_empty()) {
+        (Some(url), _) => Target::Url(url),
+        (None, true) => Target::Recorded,
+        (None, false) => Target::Command(args.command),
+    };
+    let config = VerifyConfig {
+        cassette: args.cassette.clone(),
+        target,
+        pending_dir: args.pending_dir,
+        update,
+        timeout: Duration::from_secs(args.timeout),
+    };
+    tracing::info!(
+        "verifying {} (update mode {update:?}, {why})",
+        args.cassette.display()
+    );
+    let verification = verify(&config)?;
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let json = serde_json::json!({
+            "report": verification.report,
+            "drift": verification.report.has_drift(),
+            "pending": verification.pending,
+            "overwritten": verification.overwritten,
+        });
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        write!(
+            stdout,
+            "{}",
+            render::report(&verification.report, &RenderOptions::for_stdout())
+        )?;
+    }
+    if let Some(pending) = &verification.pending {
+        tracing::info!(
+            "the live version is pending in {}: `mcpcassette review` to go through it, or `mcpcassette accept {}` / `mcpcassette reject {}`",
+            pending.display(),
+            args.cassette.display(),
+            args.cassette.display()
+        );
+    } else if verification.overwritten {
+        tracing::info!(
+            "MCPCASSETTE_UPDATE=always: {} overwritten",
+            args.cassette.display()
+        );
+    } else if verification.report.has_drift() {
+        tracing::info!("update mode {update:?}: nothing written");
+    }
+    let code = if verification.report.has_drift() {
+        super::exit::UNMATCHED
+    } else {
+        super::exit::OK
+    };
+    Ok(ExitCode::from(code))
+}

@@ -1,0 +1,154 @@
+//! Comparing a recording with the live server's answers, interaction by
+//! interaction: the response and the server traffic around it, without
+//! JSON-RPC ids, after normalisation.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::normalize::{NormalizeRule, apply_all};
+use super::{Counts, DriftReport, InteractionDrift, Normalized, NotificationCounts, Status, tools};
+use crate::cassette::{Cassette, Event, Interaction};
+
+/// Compares `recorded` with `live` (the same client messages, re-sent).
+pub fn compare(
+    path: &Path,
+    recorded: &Cassette,
+    live: &Cassette,
+    rules: &[NormalizeRule],
+) -> DriftReport {
+    let mut recorded_counts = vec![0; rules.len()];
+    let mut live_counts = vec![0; rules.len()];
+    let mut interactions = Vec::new();
+    let mut counts = Counts::default();
+    for (index, old) in recorded.interactions.iter().enumerate() {
+        let new = live.interactions.get(index);
+        let recorded_view = view(old, rules, &mut recorded_counts);
+        let live_view = new.map_or(Value::Null, |new| view(new, rules, &mut live_counts));
+        let status = if old.response.is_some() && new.is_none_or(|n| n.response.is_none()) {
+            Status::Missing
+        } else if recorded_view == live_view {
+            Status::Same
+        } else {
+            Status::Changed
+        };
+        let notifications = traffic_counts(&recorded_view, &live_view);
+        let tool_changes = match (
+            old.method(),
+            old.response.as_ref(),
+            new.and_then(|n| n.response.as_ref()),
+        ) {
+            ("tools/list", Some(a), Some(b)) => tools::classify(
+                a.get("result").unwrap_or(&Value::Null),
+                b.get("result").unwrap_or(&Value::Null),
+            ),
+            _ => Vec::new(),
+        };
+        match status {
+            Status::Same => counts.same += 1,
+            Status::Changed => counts.changed += 1,
+            Status::Missing => counts.missing += 1,
+        }
+        counts.notifications.same += notifications.same;
+        counts.notifications.changed += notifications.changed;
+        counts.notifications.missing += notifications.missing;
+        counts.notifications.new += notifications.new;
+        interactions.push(InteractionDrift {
+            index,
+            label: label(old),
+            status,
+            recorded: recorded_view,
+            live: live_view,
+            notifications,
+            tool_changes,
+        });
+    }
+    let normalized = rules
+        .iter()
+        .zip(recorded_counts.iter().zip(&live_counts))
+        .map(|(rule, (&recorded, &live))| Normalized {
+            rule: rule.to_string(),
+            recorded,
+            live,
+        })
+        .collect();
+    DriftReport {
+        cassette: path.to_owned(),
+        interactions,
+        normalized,
+        counts,
+    }
+}
+
+/// What is compared of an interaction: the response and the server's
+/// traffic (notifications and server requests, `during` and `after` as one
+/// sequence, since where a late notification lands is timing), without
+/// JSON-RPC ids. The client's own answers are left out: verify sends the
+/// recorded ones.
+fn view(interaction: &Interaction, rules: &[NormalizeRule], counts: &mut [usize]) -> Value {
+    let mut prepare = |message: &Value| {
+        let mut message = without_envelope(message);
+        apply_all(rules, &mut message, counts);
+        message
+    };
+    let response = interaction
+        .response
+        .as_ref()
+        .map_or(Value::Null, &mut prepare);
+    let traffic: Vec<Value> = interaction
+        .during
+        .iter()
+        .chain(&interaction.after)
+        .map(|event| match event {
+            Event::Notification { notification } => prepare(notification),
+            Event::ServerRequest { server_request, .. } => prepare(server_request),
+        })
+        .collect();
+    json!({"response": response, "traffic": traffic})
+}
+
+/// A message without `jsonrpc` and `id`, which say nothing about drift.
+fn without_envelope(message: &Value) -> Value {
+    match message {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| *k != "jsonrpc" && *k != "id")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Map<_, _>>(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Server traffic compared position by position.
+fn traffic_counts(recorded: &Value, live: &Value) -> NotificationCounts {
+    let empty = Vec::new();
+    let old = recorded["traffic"].as_array().unwrap_or(&empty);
+    let new = live["traffic"].as_array().unwrap_or(&empty);
+    let mut counts = NotificationCounts::default();
+    for i in 0..old.len().max(new.len()) {
+        match (old.get(i), new.get(i)) {
+            (Some(a), Some(b)) if a == b => counts.same += 1,
+            (Some(_), Some(_)) => counts.changed += 1,
+            (Some(_), None) => counts.missing += 1,
+            (None, Some(_)) => counts.new += 1,
+            (None, None) => {}
+        }
+    }
+    counts
+}
+
+/// `tools/call echo`, `resources/read demo://readme`, `initialize`.
+pub fn label(interaction: &Interaction) -> String {
+    let method = interaction.method();
+    let params = interaction.client.message().get("params");
+    let detail = params.and_then(|p| {
+        ["name", "uri"]
+            .iter()
+            .find_map(|key| p.get(*key).and_then(Value::as_str))
+    });
+    match detail {
+        Some(detail) if method != "initialize" => format!("{method} {detail}"),
+        _ => method.to_owned(),
+    }
+}

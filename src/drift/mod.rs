@@ -1,0 +1,164 @@
+//! Drift: re-running a cassette against the live server, comparing what it
+//! says now with what was recorded, and updating cassettes deliberately,
+//! change by change, the way insta updates snapshots.
+//!
+//! - [`verify()`] drives the live server with the cassette's client side
+//!   ([`driver`]), compares ([`compare`]) after normalising volatile fields
+//!   ([`normalize`]), and writes the live version as a pending cassette
+//!   ([`pending`]) as [`UpdateMode`] says.
+//! - [`render`] turns a [`DriftReport`] into text (unified diffs);
+//!   [`tools`] classifies `tools/list` changes.
+
+mod assert;
+pub mod compare;
+pub mod driver;
+pub mod http_live;
+pub mod normalize;
+pub mod pending;
+pub mod render;
+pub mod tools;
+mod update;
+mod verify;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use assert::assert_verified;
+pub use normalize::NormalizeRule;
+pub use update::UpdateMode;
+pub use verify::{Target, Verification, VerifyConfig, verify};
+
+/// Why verifying could not be done (as opposed to finding drift).
+#[derive(Debug, thiserror::Error)]
+pub enum DriftError {
+    /// The cassette could not be read.
+    #[error(transparent)]
+    Cassette(#[from] crate::cassette::CassetteError),
+    /// The live server could not be started or reached.
+    #[error("cannot start the live server `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Talking to the live server failed.
+    #[error("the live server: {0}")]
+    Live(String),
+    /// No server to verify against: none given, and the recorded command
+    /// was masked or the cassette was recorded over HTTP.
+    #[error("{0}")]
+    NoTarget(String),
+    /// A pending cassette could not be read, written or applied.
+    #[error("{path}: {message}")]
+    Pending {
+        /// The pending or accepted cassette.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A redaction or normalisation rule is unusable.
+    #[error("{0}")]
+    Rules(String),
+}
+
+/// How one interaction compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Same answer and same server traffic (after normalisation).
+    Same,
+    /// The answer or the server traffic differs.
+    Changed,
+    /// The recording has an answer; the live server gave none.
+    Missing,
+}
+
+/// One interaction's comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct InteractionDrift {
+    /// Its index in the cassette.
+    pub index: usize,
+    /// The client message's method (and the tool, prompt or resource it
+    /// names, e.g. `tools/call echo`).
+    pub label: String,
+    /// How it compares.
+    pub status: Status,
+    /// The recorded side, normalised, as compared: `{"response": …,
+    /// "during": […], "after": […]}` without JSON-RPC ids.
+    pub recorded: Value,
+    /// The live side, the same way.
+    pub live: Value,
+    /// Notifications (and server requests) the live server sent that the
+    /// recording does not have, and the other way round.
+    pub notifications: NotificationCounts,
+    /// For `tools/list`: what changed, tool by tool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_changes: Vec<tools::ToolChange>,
+}
+
+/// Server traffic that came with an interaction, compared as sequences.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NotificationCounts {
+    /// In both, in the same place.
+    pub same: usize,
+    /// In both places, but different.
+    pub changed: usize,
+    /// Recorded, not sent live.
+    pub missing: usize,
+    /// Sent live, not recorded.
+    pub new: usize,
+}
+
+/// What a normalisation rule did, so nothing is normalised silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Normalized {
+    /// The rule, as written.
+    pub rule: String,
+    /// Values it replaced in the recording.
+    pub recorded: usize,
+    /// Values it replaced in the live answers.
+    pub live: usize,
+}
+
+/// The result of comparing a recording with the live server.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftReport {
+    /// The accepted cassette.
+    pub cassette: PathBuf,
+    /// Every interaction, in order.
+    pub interactions: Vec<InteractionDrift>,
+    /// What normalisation did.
+    pub normalized: Vec<Normalized>,
+    /// Totals.
+    pub counts: Counts,
+}
+
+/// Totals over a report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Interactions that are the same.
+    pub same: usize,
+    /// Interactions that changed.
+    pub changed: usize,
+    /// Interactions the live server did not answer.
+    pub missing: usize,
+    /// Notifications over all interactions.
+    pub notifications: NotificationCounts,
+}
+
+impl DriftReport {
+    /// Whether anything differs.
+    pub fn has_drift(&self) -> bool {
+        self.counts.changed + self.counts.missing > 0
+    }
+
+    /// The interactions that differ.
+    pub fn drifted(&self) -> impl Iterator<Item = &InteractionDrift> {
+        self.interactions
+            .iter()
+            .filter(|i| i.status != Status::Same)
+    }
+}

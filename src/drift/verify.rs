@@ -1,0 +1,144 @@
+//! `verify`: drive the live server, compare, and leave the live version for
+//! review as the update mode says. The accepted cassette is written only in
+//! mode `always`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::driver::{DriveConfig, StdioLive, drive};
+use super::{DriftError, DriftReport, UpdateMode, compare, pending};
+use crate::cassette::{self, Cassette, Transport};
+use crate::redact::Redactor;
+
+/// The live server to verify against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The command stored in the cassette (refused when it was masked).
+    Recorded,
+    /// A stdio server command and its arguments.
+    Command(Vec<String>),
+    /// A Streamable HTTP server's endpoint.
+    Url(String),
+}
+
+/// What to verify, against what, and what to do with drift.
+#[derive(Debug, Clone)]
+pub struct VerifyConfig {
+    /// The accepted cassette.
+    pub cassette: PathBuf,
+    /// The live server.
+    pub target: Target,
+    /// Where pending cassettes go (default: beside the accepted one).
+    pub pending_dir: Option<PathBuf>,
+    /// What to write when there is drift (already resolved: not `Auto`).
+    pub update: UpdateMode,
+    /// How long to wait for each response.
+    pub timeout: Duration,
+}
+
+impl VerifyConfig {
+    /// Verify `cassette` against its recorded command; drift goes to a
+    /// pending cassette as `MCPCASSETTE_UPDATE` says.
+    pub fn new(cassette: impl Into<PathBuf>) -> VerifyConfig {
+        let env = crate::mode::process_env;
+        let update = UpdateMode::from_env(env)
+            .unwrap_or(UpdateMode::Auto)
+            .resolve(env)
+            .0;
+        VerifyConfig {
+            cassette: cassette.into(),
+            target: Target::Recorded,
+            pending_dir: None,
+            update,
+            timeout: DriveConfig::default().timeout,
+        }
+    }
+}
+
+/// What verifying found and did.
+#[derive(Debug, Clone)]
+pub struct Verification {
+    /// The comparison.
+    pub report: DriftReport,
+    /// The pending cassette written (mode `new`), if any.
+    pub pending: Option<PathBuf>,
+    /// Whether the accepted cassette was overwritten (mode `always`).
+    pub overwritten: bool,
+}
+
+/// Re-runs the cassette against the live server and compares. Without drift
+/// nothing is written, and a stale pending cassette is removed.
+pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
+    let recorded = cassette::load(&config.cassette)?;
+    let drive_config = DriveConfig {
+        timeout: config.timeout,
+        ..DriveConfig::default()
+    };
+    let mut observed = match &config.target {
+        Target::Url(url) => {
+            let mut live = super::http_live::HttpLive::connect(url, recorded.protocol.era)?;
+            drive(&recorded, &mut live, &drive_config)?
+        }
+        Target::Command(command) => {
+            drive(&recorded, &mut StdioLive::spawn(command)?, &drive_config)?
+        }
+        Target::Recorded => {
+            let command = recorded_command(&recorded)?;
+            drive(&recorded, &mut StdioLive::spawn(&command)?, &drive_config)?
+        }
+    };
+    // Masked as the recording was, so secrets neither differ nor leak.
+    let redactor =
+        Redactor::new(&recorded.rules.redaction()).map_err(|e| DriftError::Rules(e.to_string()))?;
+    for interaction in &mut observed.interactions {
+        for message in interaction.messages_mut() {
+            redactor.redact_message(message);
+        }
+    }
+    observed.transport = recorded.transport.clone();
+    let report = compare::compare(
+        &config.cassette,
+        &recorded,
+        &observed,
+        &recorded.rules.normalize,
+    );
+    let mut verification = Verification {
+        report,
+        pending: None,
+        overwritten: false,
+    };
+    let stale = pending::pending_path(&config.cassette, config.pending_dir.as_deref());
+    if !verification.report.has_drift() {
+        if stale.exists() {
+            let _ = std::fs::remove_file(&stale);
+        }
+        return Ok(verification);
+    }
+    match config.update {
+        UpdateMode::New => {
+            let path = pending::write(&config.cassette, &observed, config.pending_dir.as_deref())?;
+            verification.pending = Some(path);
+        }
+        UpdateMode::Always => {
+            cassette::save(&config.cassette, &observed)?;
+            verification.overwritten = true;
+        }
+        UpdateMode::No | UpdateMode::Auto => {}
+    }
+    Ok(verification)
+}
+
+/// The recorded server command, when it is usable.
+fn recorded_command(recorded: &Cassette) -> Result<Vec<String>, DriftError> {
+    match &recorded.transport {
+        Transport::Stdio { command } if !command.iter().any(|arg| arg.contains("[REDACTED")) => {
+            Ok(command.clone())
+        }
+        Transport::Stdio { .. } => Err(DriftError::NoTarget(
+            "the recorded server command has masked secrets; give the command after `--`".into(),
+        )),
+        _ => Err(DriftError::NoTarget(
+            "this cassette was recorded over HTTP; give the server's URL with --url".into(),
+        )),
+    }
+}
