@@ -19,6 +19,6 @@ mod rmcp_interop;
 mod run;
 mod schema_crosscheck;
 mod session;
+mod support;
 mod verify;
 mod verify_http;
-mod support;
