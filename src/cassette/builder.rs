@@ -27,6 +27,16 @@ pub enum Direction {
     ServerToClient,
 }
 
+impl Direction {
+    /// The other way.
+    pub fn reverse(self) -> Direction {
+        match self {
+            Direction::ClientToServer => Direction::ServerToClient,
+            Direction::ServerToClient => Direction::ClientToServer,
+        }
+    }
+}
+
 /// Where an event was filed, so the client's answer to a server request can
 /// find it later.
 #[derive(Debug, Clone, Copy)]

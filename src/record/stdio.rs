@@ -10,8 +10,10 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
+use std::time::Duration;
 
 use nix::sys::signal::{self, SigSet, Signal};
 use nix::unistd::Pid;
@@ -57,17 +59,12 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         command: redact::mask_command(&config.command),
     };
     let recorded_at = now_rfc3339();
-    let (tape, taped) = match &config.cassette {
-        Some(path) => {
-            let (lines, taped) = mpsc::channel();
-            let tape = Tape::new(
-                Journal::create(path, &recorded_at, &transport)?,
-                redactor,
-                lines,
-            );
-            (Some(Arc::new(Mutex::new(tape))), Some(taped))
-        }
-        None => (None, None),
+    let tape = match &config.cassette {
+        Some(path) => Some(Arc::new(Mutex::new(Tape::new(
+            Journal::create(path, &recorded_at, &transport)?,
+            redactor,
+        )))),
+        None => None,
     };
 
     let mut child = Command::new(program)
@@ -90,8 +87,8 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     signals.thread_block().map_err(RecordError::Signals)?;
     let pid = Pid::from_raw(child.id() as i32);
     thread::spawn(move || forward_signals(signals, pid));
-    let watcher = taped.map(watch_lines);
 
+    let watcher = tape.clone().map(Watcher::start);
     let to_server = tape.clone();
     thread::spawn(move || {
         let stdin = std::io::stdin().lock();
@@ -117,6 +114,8 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
 
     let status = child.wait().map_err(RecordError::Wait)?;
     let _ = server_to_client.join();
+    // Before the tape is finished, which takes its lines.
+    let breaks = watcher.map_or(0, Watcher::finish);
     let mut interactions = 0;
     if let (Some(tape), Some(path)) = (tape, &config.cassette) {
         // The client-to-server pump may still be blocked reading stdin;
@@ -128,8 +127,6 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         cassette::save(path, &recorded)?;
         journal.remove()?;
     }
-    // Finishing the tape ended the watch.
-    let breaks = watcher.map_or(0, |w| w.join().unwrap_or(0));
     if breaks > 0 {
         tracing::warn!(
             "{breaks} message(s) broke the MCP schema of the session's version; `mcpcassette check` on the cassette lists them"
@@ -174,22 +171,51 @@ enum OnWriteError {
     Drain,
 }
 
-/// A thread that checks taped lines against the MCP schema, in taping
-/// order (which is causal order, so responses meet their requests), off
-/// the forwarding path. It ends when the tape lets go of the sender and
-/// returns how many breaks it saw.
-/// Started after the signals are blocked, like every thread but the one
-/// that forwards them.
-fn watch_lines(taped: mpsc::Receiver<(Direction, Vec<u8>)>) -> thread::JoinHandle<usize> {
-    thread::spawn(move || {
-        let mut watch = Watch::default();
-        for (direction, line) in taped {
-            for warning in watch.line(direction, &line) {
-                tracing::warn!("{warning}");
+/// Checks taped lines against the MCP schema on a thread of its own,
+/// waking every [`Watcher::PERIOD`] to take what was taped since: in taping
+/// order (causal order, so answers meet their requests), and with nothing
+/// added to the forwarding path, not even a wake-up per line.
+struct Watcher {
+    done: Arc<AtomicBool>,
+    thread: thread::JoinHandle<usize>,
+}
+
+impl Watcher {
+    const PERIOD: Duration = Duration::from_millis(100);
+
+    /// Starts watching `tape`. Call it after the signals are blocked, like
+    /// every thread but the one that forwards them.
+    fn start(tape: Arc<Mutex<Tape>>) -> Watcher {
+        let done = Arc::new(AtomicBool::new(false));
+        let stop = done.clone();
+        let thread = thread::spawn(move || {
+            let mut watch = Watch::default();
+            let mut seen = 0;
+            loop {
+                let last = stop.load(Ordering::Acquire);
+                let lines = lock(&tape).lines_since(seen);
+                seen += lines.len();
+                for (direction, line) in lines {
+                    for warning in watch.line(direction, &line) {
+                        tracing::warn!("{warning}");
+                    }
+                }
+                if last {
+                    return watch.breaks();
+                }
+                thread::park_timeout(Self::PERIOD);
             }
-        }
-        watch.breaks()
-    })
+        });
+        Watcher { done, thread }
+    }
+
+    /// Checks what is left (call it before the tape is finished) and
+    /// returns how many breaks there were.
+    fn finish(self) -> usize {
+        self.done.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        self.thread.join().unwrap_or(0)
+    }
 }
 
 /// Copies lines from `input` to `output` unchanged, taping each one before
@@ -221,8 +247,10 @@ fn pump(
     }
 }
 
-fn lock(tape: &Mutex<Tape>) -> MutexGuard<'_, Tape> {
-    tape.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+fn lock<T>(shared: &Mutex<T>) -> MutexGuard<'_, T> {
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The current time in UTC, RFC 3339, to the second.

@@ -5,7 +5,6 @@ use serde_json::Value;
 use super::error::RecordError;
 use crate::cassette::{Builder, Direction, Journal};
 use crate::redact::Redactor;
-use std::sync::mpsc::Sender;
 
 /// Lines as forwarded, journalled the moment they are taped and parsed once
 /// the session is over. Both forwarding threads share one tape behind a
@@ -19,21 +18,16 @@ pub struct Tape {
     journal_failed: bool,
     /// Masks secrets before a line is journalled or kept.
     redactor: Redactor,
-    /// Where taped lines go to be checked against the schema; dropped when
-    /// the tape is finished, which ends the checking.
-    watch: Option<Sender<(Direction, Vec<u8>)>>,
 }
 
 impl Tape {
-    /// A tape that journals to `journal`, masking with `redactor`, and
-    /// passes each line on to `watch`.
-    pub fn new(journal: Journal, redactor: Redactor, watch: Sender<(Direction, Vec<u8>)>) -> Self {
+    /// A tape that journals to `journal`, masking with `redactor`.
+    pub fn new(journal: Journal, redactor: Redactor) -> Self {
         Tape {
             journal: Some(journal),
             lines: Vec::new(),
             journal_failed: false,
             redactor,
-            watch: Some(watch),
         }
     }
 
@@ -55,18 +49,22 @@ impl Tape {
             tracing::warn!("{e}; the recording is no longer crash-safe");
             self.journal_failed = true;
         }
-        let line = line.into_owned();
-        if let Some(watch) = &self.watch {
-            let _ = watch.send((direction, line.clone()));
-        }
-        self.lines.push((direction, line));
+        self.lines.push((direction, line.into_owned()));
+    }
+
+    /// Copies of the lines taped after the first `from`, for the schema
+    /// watch.
+    pub fn lines_since(&self, from: usize) -> Vec<(Direction, Vec<u8>)> {
+        self.lines
+            .get(from..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
     }
 
     /// Stops taping and files every line into `builder`. Lines that are
     /// not JSON were forwarded but cannot be recorded; each is reported.
     pub fn finish(&mut self, mut builder: Builder) -> Result<(Builder, Journal), RecordError> {
         let journal = self.journal.take().ok_or(RecordError::TapeFinished)?;
-        self.watch = None;
         for (direction, line) in std::mem::take(&mut self.lines) {
             match serde_json::from_slice::<Value>(&line) {
                 Ok(message) => builder.observe(direction, message),
