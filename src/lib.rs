@@ -10,16 +10,27 @@
 //!   changed, for review.
 //! - [`schema`] knows what MCP messages look like; [`check`] uses it to
 //!   validate cassette files.
+//! - [`inspect`] watches live traffic through a passthrough proxy: each
+//!   message, latencies, schema violations, and a summary.
+//! - [`fixture`] reads hand-written MCP servers (fixtures) and answers
+//!   from them.
+//! - [`mock`] is a programmable MCP server for tests: it fails, hangs or
+//!   changes on demand and records every call for assertions; [`testkit`]
+//!   connects a client to one per test.
 
 pub mod cassette;
 pub mod check;
 pub mod drift;
+pub mod fixture;
+pub mod inspect;
 pub mod jsonrpc;
 pub mod matching;
+pub mod mock;
 pub mod mode;
 pub mod protocol;
 pub mod record;
 pub mod redact;
 pub mod replay;
 pub mod schema;
+pub mod testkit;
 pub mod transport;

@@ -9,8 +9,18 @@ use serde_json::Value;
 use super::findings::{Code, Finding};
 use crate::cassette::{self, Cassette, CassetteError, FORMAT_VERSION};
 
-/// The parsed cassette, or the findings that stop the check.
-pub fn read(path: &Path, text: &str) -> Result<(Value, Cassette), Vec<Finding>> {
+/// What a file that reads as JSON turned out to be.
+#[derive(Debug)]
+pub enum Read {
+    /// A cassette, parsed.
+    Cassette(Value, Box<Cassette>),
+    /// A fixture (it has `fixture_version`), checked on its own terms.
+    Fixture(Value),
+}
+
+/// The parsed cassette (or fixture document), or the findings that stop
+/// the check.
+pub fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
     let markers = conflict_markers(text);
     if !markers.is_empty() {
         return Err(markers);
@@ -36,6 +46,9 @@ pub fn read(path: &Path, text: &str) -> Result<(Value, Cassette), Vec<Finding>> 
         };
         vec![finding.at_line(e.line())]
     })?;
+    if crate::fixture::is_fixture(&document) {
+        return Ok(Read::Fixture(document));
+    }
     format_version(&document).map_err(|finding| {
         let line = super::Lines::index(text).line_of(&finding.pointer);
         vec![finding.at_line(line.unwrap_or(1))]
@@ -54,7 +67,7 @@ pub fn read(path: &Path, text: &str) -> Result<(Value, Cassette), Vec<Finding>> 
     if let Err(message) = cassette.rules.validate() {
         return Err(vec![Finding::new(Code::Structure, "/rules", message)]);
     }
-    Ok((document, cassette))
+    Ok(Read::Cassette(document, Box::new(cassette)))
 }
 
 /// One finding per conflict (at its `<<<<<<<` line), or per stray marker.

@@ -6,9 +6,12 @@
 //! pairing, tool arguments, optionally an official schema) and as a whole
 //! (duplicates, contradictions, hand-written cases, secrets). Every finding
 //! has a stable [`Code`], a [`Severity`], a line and a JSON pointer.
+//! Fixtures (files with `fixture_version`) get checks of their own: see
+//! `fixture.rs`.
 
 mod document;
 mod findings;
+mod fixture;
 mod locate;
 mod messages;
 mod secrets;
@@ -90,11 +93,12 @@ pub fn check_file(path: &Path, config: &CheckConfig) -> Result<FileReport, Check
     Ok(check_text(path, &text, config))
 }
 
-/// Checks cassette text; `path` only names the file.
+/// Checks cassette (or fixture) text; `path` only names the file.
 pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
     let mut findings = match document::read(path, text) {
         Err(findings) => findings,
-        Ok((document, cassette)) => {
+        Ok(document::Read::Fixture(document)) => fixture::check(path, text, &document, config),
+        Ok(document::Read::Cassette(document, cassette)) => {
             let mut findings = Vec::new();
             messages::shapes(&cassette, config, &mut findings);
             messages::pairing(&cassette, &mut findings);

@@ -22,14 +22,24 @@ pub enum Command {
     /// Run a stdio MCP server, forward a client's traffic to it unchanged,
     /// and write what passed into a cassette.
     Record(RecordArgs),
+    /// Forward a client's traffic to a server unchanged and print each
+    /// message as it passes (direction, method, id, size, latency, schema
+    /// violations), then a summary.
+    Inspect(InspectArgs),
     /// Serve a cassette over stdio as a deterministic MCP server.
     Replay(ReplayArgs),
+    /// Serve a fixture (a hand-written MCP server) over stdio, or
+    /// Streamable HTTP with --listen.
+    Serve(super::serve::ServeArgs),
     /// Validate cassettes: JSON-RPC envelopes, MCP shapes of the recorded
     /// protocol version, tool arguments, structure and secrets.
     Check(CheckArgs),
     /// Re-run a cassette against the live server and report drift; the
     /// live version is left as CASSETTE.new for `review`.
     Verify(VerifyArgs),
+    /// Inventory a live server (tools, resources, templates, prompts) into
+    /// a fixture, without calling anything.
+    Stub(StubArgs),
     /// Go through pending cassettes (CASSETTE.new) change by change:
     /// accept, reject or skip each.
     Review(ReviewArgs),
@@ -53,7 +63,7 @@ Examples:
   mcpcassette check --json --schema ../spec/schema/2025-11-25/schema.json cassettes/demo-legacy.json"
 )]
 pub struct CheckArgs {
-    /// The cassettes to check.
+    /// The cassettes (or fixtures) to check.
     #[arg(value_name = "CASSETTE", required = true)]
     pub files: Vec<PathBuf>,
     /// Print the findings as JSON.
@@ -115,6 +125,49 @@ pub struct RecordArgs {
     /// What to mask before anything reaches the disk.
     #[command(flatten)]
     pub redaction: RedactArgs,
+    /// The stdio server command and its arguments.
+    #[arg(
+        last = true,
+        value_name = "SERVER CMD",
+        required_unless_present = "upstream"
+    )]
+    pub command: Vec<String>,
+}
+
+/// `mcpcassette inspect`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Each message is one line on stderr: → client to server, ← server to client; the method (or \"response to METHOD\"), the id, the size in bytes and, for a response, the time since its request. Messages that break the MCP schema of the session's protocol version are flagged with `mcpcassette check`'s codes. The summary (per method: count, errors, latency mean/p50/p99 in ms; totals; schema violations) is printed on stderr when the server exits (stdio) or on SIGINT/SIGTERM (HTTP).
+Traffic is forwarded byte for byte; over HTTP, Accept-Encoding is dropped so that answers can be read. Everything printed or logged is masked like cassettes.
+A stdio inspection exits with the server's status.
+
+Examples:
+  mcpcassette inspect -- node server.js
+  mcpcassette inspect --log target/mcp.jsonl -- npx -y @modelcontextprotocol/server-everything
+  mcpcassette inspect --upstream http://127.0.0.1:3001/mcp --listen 127.0.0.1:0"
+)]
+pub struct InspectArgs {
+    /// Write each message to FILE as one JSON object per line instead of
+    /// printing it: {"t_ms", "dir": "c2s"|"s2c", "kind":
+    /// "request"|"notification"|"response"|"error"|"invalid", "method",
+    /// "id", "bytes", "latency_ms"?, "violations"?: [{code, pointer,
+    /// message}]}. Metadata only: never params or results (a violation's
+    /// message may quote the offending value, shortened and masked).
+    /// Violations and the summary still go to stderr.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Inspect a Streamable HTTP server at this URL, as a reverse proxy.
+    /// `https://` needs a build with the `tls` feature.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub upstream: Option<String>,
+    /// Where the HTTP proxy listens; the URL is printed on stdout.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:0",
+        requires = "upstream"
+    )]
+    pub listen: std::net::SocketAddr,
     /// The stdio server command and its arguments.
     #[arg(
         last = true,
@@ -283,4 +336,33 @@ pub struct PendingListArgs {
     /// Print the list as JSON: `[{accepted, pending, changes: [{index, label}]}]`.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `mcpcassette stub`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "No tool is ever called: the stub lists definitions only, and every call to the fixture gets a generated result until you write `cases` or a `result` (docs/fixture-format.md).
+Exit status: 0 written, 2 error.
+
+Examples:
+  mcpcassette stub -o fixtures/github.json -- npx -y @modelcontextprotocol/server-github
+  mcpcassette stub --url http://127.0.0.1:3001/mcp --era modern > fixture.json"
+)]
+pub struct StubArgs {
+    /// Write the fixture to this file (default: stdout).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Inventory the Streamable HTTP server at this URL.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// The handshake: legacy (`initialize`, 2025-11-25) or modern
+    /// (`server/discover` and per-request `_meta`, 2026-07-28).
+    #[arg(long, value_parser = ["legacy", "modern"], default_value = "legacy")]
+    pub era: String,
+    /// Seconds to wait for each response.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub timeout: u64,
+    /// The stdio server command and its arguments.
+    #[arg(last = true, value_name = "SERVER CMD")]
+    pub command: Vec<String>,
 }

@@ -3,11 +3,14 @@
 mod args;
 mod check;
 mod episodes;
+mod inspect;
 mod logging;
 mod record;
 mod replay;
 mod review;
 mod run;
+mod serve;
+mod stub;
 mod verify;
 
 use std::process::ExitCode;
@@ -34,9 +37,12 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Record(args) => record::run(args),
+        Command::Inspect(args) => inspect::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Check(args) => check::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Stub(args) => stub::run(args),
         Command::Review(args) => review::review(args),
         Command::Accept(args) => review::accept(args),
         Command::Reject(args) => review::reject(args),
@@ -81,17 +87,28 @@ fn announce(addr: std::net::SocketAddr, endpoint: &str) {
     tracing::info!("listening on http://{addr}{endpoint}");
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
+/// Runs an HTTP server to completion on a multi-threaded runtime; the
+/// future `serve` gets resolves on SIGINT or SIGTERM. The handlers are
+/// installed before `serve` starts, so a signal sent as soon as the URL is
+/// announced stops the server gracefully instead of killing it.
+fn until_signal<F: Future>(serve: impl FnOnce(Shutdown) -> F) -> anyhow::Result<F::Output> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return std::future::pending().await;
+    let runtime = runtime()?;
+    let (mut interrupt, mut terminate) = {
+        let _context = runtime.enter();
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        )
     };
-    tokio::select! {
-        _ = interrupt.recv() => {}
-        _ = terminate.recv() => {}
-    }
+    let shutdown: Shutdown = Box::pin(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    });
+    Ok(runtime.block_on(serve(shutdown)))
 }
+
+/// Resolves when the server should stop.
+type Shutdown = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;

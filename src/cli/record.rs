@@ -51,12 +51,11 @@ pub fn record_http(
         upstream,
         listen,
         redaction,
+        observer: None,
     };
-    let outcome = super::runtime()?.block_on(mcpcassette::record::record_http(
-        config,
-        |addr| super::announce(addr, &endpoint),
-        super::shutdown_signal(),
-    ))?;
+    let outcome = super::until_signal(|shutdown| {
+        mcpcassette::record::record_http(config, |addr| super::announce(addr, &endpoint), shutdown)
+    })??;
     if let Some(recovery) = &outcome.recovered {
         tracing::warn!(
             "recovered {} interaction(s) from {} left by an interrupted recording; this recording replaces them",
@@ -85,6 +84,7 @@ pub fn record(
         cassette,
         command,
         redaction,
+        observer: None,
     };
     let outcome = record_stdio(&config).context("recording failed")?;
     if let Some(recovery) = &outcome.recovered {

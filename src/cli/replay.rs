@@ -49,12 +49,14 @@ fn replay_http(
     } else {
         Pace::Fast
     };
-    let summary = super::runtime()?.block_on(serve_http(
-        engine.clone(),
-        HttpReplayConfig { listen, pace },
-        |addr| super::announce(addr, &endpoint),
-        super::shutdown_signal(),
-    ))?;
+    let summary = super::until_signal(|shutdown| {
+        serve_http(
+            engine.clone(),
+            HttpReplayConfig { listen, pace },
+            |addr| super::announce(addr, &endpoint),
+            shutdown,
+        )
+    })??;
     finish(&engine, &summary, &args.matching)
 }
 

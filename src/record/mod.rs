@@ -10,13 +10,32 @@ mod watch;
 pub use error::RecordError;
 pub use http::{HttpRecordConfig, HttpRecordOutcome, record_http};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
-pub use watch::Watch;
+pub use watch::{Paired, Pairing, Watch};
 
 use std::path::Path;
 
-use crate::cassette::{self, Recovery};
+use crate::cassette::{self, Direction, Recovery};
 use crate::matching::Rules;
 use crate::redact::{RedactRule, Redactor};
+
+/// Sees every message that passes through a recording or a passthrough
+/// proxy, after it was forwarded (or, over HTTP, as it is forwarded); it
+/// can never change it. `mcpcassette inspect` is one.
+///
+/// - stdio: each line, called by the thread that forwarded it right after
+///   the write, so the two directions arrive from two threads and a fast
+///   answer may be seen before its request;
+/// - HTTP: each MCP POST body (one message or a batch) just before it is
+///   sent upstream, each JSON answer once read, and the data of each SSE
+///   event as it is passed on. Only MCP traffic: the endpoint and, when
+///   recording, an announced HTTP+SSE POST endpoint.
+///
+/// Lines are as forwarded: not redacted, maybe not JSON, maybe ending in a
+/// newline.
+pub trait Observer: Send + Sync {
+    /// One message (or a batch, or a line that is not JSON) went `direction`.
+    fn message(&self, direction: Direction, line: &[u8]);
+}
 
 /// What a recording masks, beyond the cassette's stored rules. Credential
 /// headers are never stored, whatever this says.

@@ -18,6 +18,7 @@ use std::time::Duration;
 use nix::sys::signal::{self, SigSet, Signal};
 use nix::unistd::Pid;
 
+use super::Observer;
 use super::error::RecordError;
 use super::tape::Tape;
 use super::watch::Watch;
@@ -25,7 +26,7 @@ use crate::cassette::{self, Builder, Direction, Journal, Recovery, Transport};
 use crate::redact;
 
 /// What to record and where.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RecordConfig {
     /// The cassette to write; `None` forwards without recording
     /// (`passthrough`).
@@ -34,6 +35,19 @@ pub struct RecordConfig {
     pub command: Vec<String>,
     /// What to mask before anything reaches the disk.
     pub redaction: super::Redaction,
+    /// Sees every line after it was forwarded (`mcpcassette inspect`).
+    pub observer: Option<Arc<dyn Observer>>,
+}
+
+impl std::fmt::Debug for RecordConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordConfig")
+            .field("cassette", &self.cassette)
+            .field("command", &self.command)
+            .field("redaction", &self.redaction)
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
 }
 
 /// How a recording ended.
@@ -90,6 +104,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
 
     let watcher = tape.clone().map(Watcher::start);
     let to_server = tape.clone();
+    let observer = config.observer.clone();
     thread::spawn(move || {
         let stdin = std::io::stdin().lock();
         pump(
@@ -97,10 +112,12 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
             server_in,
             Direction::ClientToServer,
             to_server,
+            observer,
             OnWriteError::Stop,
         );
     });
     let to_client = tape.clone();
+    let observer = config.observer.clone();
     let server_to_client = thread::spawn(move || {
         let stdout = std::io::stdout().lock();
         pump(
@@ -108,6 +125,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
             stdout,
             Direction::ServerToClient,
             to_client,
+            observer,
             OnWriteError::Drain,
         );
     });
@@ -219,7 +237,8 @@ impl Watcher {
 }
 
 /// Copies lines from `input` to `output` unchanged, taping each one before
-/// it is forwarded, so a request always precedes the response it causes.
+/// it is forwarded, so a request always precedes the response it causes,
+/// and showing each one forwarded to `observer` right after the write.
 /// Ends at end of input; dropping `output` then closes it (for the server's
 /// stdin, that is how a stdio client asks it to shut down).
 fn pump(
@@ -227,6 +246,7 @@ fn pump(
     mut output: impl Write,
     direction: Direction,
     tape: Option<Arc<Mutex<Tape>>>,
+    observer: Option<Arc<dyn Observer>>,
     on_write_error: OnWriteError,
 ) {
     let mut input = BufReader::with_capacity(64 * 1024, input);
@@ -241,6 +261,11 @@ fn pump(
             lock(tape).record(direction, &line);
         }
         let written = output.write_all(&line).and_then(|()| output.flush());
+        if let Some(observer) = &observer
+            && written.is_ok()
+        {
+            observer.message(direction, &line);
+        }
         if written.is_err() && matches!(on_write_error, OnWriteError::Stop) {
             break;
         }

@@ -323,6 +323,7 @@ impl Recorder {
             upstream,
             listen: "127.0.0.1:0".parse().unwrap(),
             redaction: Default::default(),
+            observer: None,
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -805,6 +806,7 @@ async fn https_upstreams_are_refused() {
         upstream: "https://127.0.0.1:1/mcp".into(),
         listen: "127.0.0.1:0".parse().unwrap(),
         redaction: Default::default(),
+        observer: None,
     };
     let error = record_http(config, |_| {}, async {}).await.unwrap_err();
     assert!(error.to_string().contains("`tls` feature"), "{error}");

@@ -219,6 +219,7 @@ impl Recorder {
             upstream,
             listen: "127.0.0.1:0".parse().unwrap(),
             redaction: Default::default(),
+            observer: None,
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();

@@ -3,13 +3,16 @@
 
 mod check;
 mod everything;
+mod fixture;
 mod http_interop;
 mod http_record;
 mod http_replay;
 #[cfg(feature = "tls")]
 mod http_tls;
+mod inspect;
 mod library;
 mod matching;
+mod mock;
 mod properties;
 mod record;
 mod redaction;
@@ -20,5 +23,6 @@ mod run;
 mod schema_crosscheck;
 mod session;
 mod support;
+mod testkit;
 mod verify;
 mod verify_http;

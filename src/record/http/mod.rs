@@ -46,8 +46,8 @@
 //!   announced HTTP+SSE endpoint) are masked wherever they would show: SSE
 //!   ids, kept bodies, and messages that repeat them. The URL has its
 //!   secrets masked. While
-//!   recording, `Accept-Encoding` is not forwarded, so answers arrive
-//!   readable.
+//!   recording (or observing), `Accept-Encoding` is not forwarded, so
+//!   answers arrive readable.
 //!
 //! The journal holds messages only: a cassette recovered from it has no
 //! `http` exchanges and no `behaviour`.
@@ -71,6 +71,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
+use super::Observer;
 use super::error::RecordError;
 use crate::cassette::{HttpEndpointBehaviour, Recovery, Transport};
 use proxy::Proxy;
@@ -78,7 +79,7 @@ use tap::Tap;
 use upstream::Upstream;
 
 /// What to record, from where, and where to listen.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpRecordConfig {
     /// The cassette to write; `None` forwards without recording
     /// (`passthrough`).
@@ -89,6 +90,20 @@ pub struct HttpRecordConfig {
     pub listen: SocketAddr,
     /// What to mask before anything reaches the disk.
     pub redaction: super::Redaction,
+    /// Sees every MCP message that passes (`mcpcassette inspect`).
+    pub observer: Option<Arc<dyn Observer>>,
+}
+
+impl std::fmt::Debug for HttpRecordConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpRecordConfig")
+            .field("cassette", &self.cassette)
+            .field("upstream", &self.upstream)
+            .field("listen", &self.listen)
+            .field("redaction", &self.redaction)
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
 }
 
 /// How an HTTP recording ended.
@@ -127,7 +142,13 @@ pub async fn record_http(
         Some(path) => Tap::record(path.clone(), now_rfc3339(), transport(&upstream), redactor)?,
         None => Tap::passthrough(),
     };
-    let proxy = Arc::new(Proxy::new(upstream, client, tap.clone(), listen));
+    let proxy = Arc::new(Proxy::new(
+        upstream,
+        client,
+        tap.clone(),
+        listen,
+        config.observer.clone(),
+    ));
     ready(listen);
     serve(listener, proxy, shutdown).await;
     let interactions = tap.finish(kept_rules)?;

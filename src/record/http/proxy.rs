@@ -18,10 +18,12 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use super::super::Observer;
 use super::super::error::RecordError;
 use super::tap::{Opened, Tap};
-use super::tee::{Announcement, BoxError, Reading, SseParser, Tee, TeeBody};
+use super::tee::{Announcement, BoxError, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
+use crate::cassette::Direction;
 use crate::transport::http::{self as http_transport, SessionLookup};
 
 /// The body of every response the proxy sends.
@@ -46,6 +48,8 @@ pub(super) struct Proxy {
     upstream: Upstream,
     client: UpstreamClient,
     tap: Tap,
+    /// Sees every MCP message that passes.
+    observing: Observing,
     /// Where the proxy listens, for URLs that must point at it.
     listen: SocketAddr,
     seen_get: AtomicBool,
@@ -97,17 +101,19 @@ pub(super) fn client(upstream: &Upstream) -> Result<UpstreamClient, RecordError>
 
 impl Proxy {
     /// A proxy to `upstream` through `client`, listening on `listen`,
-    /// recording into `tap`.
+    /// recording into `tap`, showing every MCP message to `observer`.
     pub(super) fn new(
         upstream: Upstream,
         client: UpstreamClient,
         tap: Tap,
         listen: SocketAddr,
+        observer: Option<Arc<dyn Observer>>,
     ) -> Self {
         Proxy {
             upstream,
             client,
             tap,
+            observing: Observing(observer),
             listen,
             seen_get: AtomicBool::new(false),
             seen_delete: AtomicBool::new(false),
@@ -162,6 +168,10 @@ impl Proxy {
             origin: self.origin(&parts.headers),
             method: parts.method.clone(),
         };
+        if sent.method == Method::POST && is_mcp {
+            // Seen as it goes: its answer cannot come before.
+            self.observing.see(Direction::ClientToServer, &body);
+        }
         parts.uri = self.upstream.target(&parts.uri);
         self.prepare_headers(&mut parts.headers);
         let forwarded = Request::from_parts(parts, Full::new(body));
@@ -207,15 +217,15 @@ impl Proxy {
     /// upstream's Host (the client sets it) instead of the proxy's; but a
     /// foreign Host (neither loopback nor the proxy's address) goes on as
     /// the client sent it, so that the upstream judges it as it would have
-    /// (DNS-rebinding protection). While recording, no Accept-Encoding
-    /// either, so that answers arrive readable.
+    /// (DNS-rebinding protection). While recording or observing, no
+    /// Accept-Encoding either, so that answers arrive readable.
     fn prepare_headers(&self, headers: &mut HeaderMap) {
         strip_hop_by_hop(headers);
         let host = headers.get(header::HOST).map(|host| host.to_str().ok());
         if host.is_some_and(|host| http_transport::is_local_host(host, self.listen)) {
             headers.remove(header::HOST);
         }
-        if self.tap.is_recording() {
+        if self.tap.is_recording() || self.observing.is_on() {
             headers.remove(header::ACCEPT_ENCODING);
         }
     }
@@ -249,6 +259,7 @@ impl Proxy {
             self.reading(sent, &parts.headers, media_type.as_deref()),
         );
         tee.upstream = Arc::from(self.upstream.masked());
+        tee.observing = self.observing.clone();
         tee.final_answer = status >= 400 || media_type.as_deref() == Some("application/json");
         tee.secrets = sent
             .had_session
@@ -267,23 +278,31 @@ impl Proxy {
         Response::from_parts(parts, TeeBody::new(body, tee).boxed_unsync())
     }
 
-    /// What to read out of an answer of type `media_type`.
+    /// What to read out of an answer of type `media_type`: for the
+    /// recording, and for the observer (every JSON answer and SSE stream).
     fn reading(&self, sent: &Sent, headers: &HeaderMap, media_type: Option<&str>) -> Reading {
-        if !self.tap.is_recording() || !sent.is_mcp {
+        let observe = self.observing.is_on();
+        if !(self.tap.is_recording() || observe) || !sent.is_mcp {
             return Reading::Nothing;
         }
         if headers
             .get(header::CONTENT_ENCODING)
             .is_some_and(|encoding| encoding != "identity")
         {
-            tracing::warn!("the upstream compressed an answer; forwarded but not recorded");
+            let not = if self.tap.is_recording() {
+                "recorded"
+            } else {
+                "inspected"
+            };
+            tracing::warn!("the upstream compressed an answer; forwarded but not {not}");
             return Reading::Nothing;
         }
+        let opened = !sent.opened.interactions.is_empty();
         match media_type {
             Some("text/event-stream") => Reading::Sse(SseParser::default()),
-            _ if sent.opened.interactions.is_empty() => Reading::Nothing,
-            Some("application/json") => Reading::Json(Vec::new()),
-            _ => Reading::Text(Vec::new()),
+            Some("application/json") if opened || observe => Reading::Json(Vec::new()),
+            _ if opened => Reading::Text(Vec::new()),
+            _ => Reading::Nothing,
         }
     }
 

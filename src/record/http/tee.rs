@@ -15,7 +15,8 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use sse_stream::{Sse, SseByteStream};
 
 use super::tap::{self, Opened, Tap};
-use crate::cassette::SseFrame;
+use crate::cassette::{Direction, SseFrame};
+use crate::record::Observer;
 use crate::redact::MASK;
 
 /// Errors the proxy's bodies end with.
@@ -24,7 +25,34 @@ pub(super) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// At most this much of a body that is not JSON-RPC is kept in a cassette.
 const MAX_KEPT_BODY: usize = 64 * 1024;
 
-/// What the recording reads out of a body.
+/// The observer messages are shown to, if any. Cloning shares it.
+#[derive(Clone, Default)]
+pub(super) struct Observing(pub(super) Option<Arc<dyn Observer>>);
+
+impl std::fmt::Debug for Observing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Observing").field(&self.0.is_some()).finish()
+    }
+}
+
+impl Observing {
+    /// Whether anyone is watching.
+    pub(super) fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Shows one message (or batch) that went `direction`; blank ones are
+    /// not messages.
+    pub(super) fn see(&self, direction: Direction, bytes: &[u8]) {
+        if let Some(observer) = &self.0
+            && !bytes.trim_ascii().is_empty()
+        {
+            observer.message(direction, bytes);
+        }
+    }
+}
+
+/// What the recording (or the observer) reads out of a body.
 #[derive(Debug)]
 pub(super) enum Reading {
     /// An SSE stream: events, each a frame and maybe a message.
@@ -80,6 +108,8 @@ pub(super) struct Tee {
     /// POST's requests (a JSON answer or an HTTP error, unlike a 202 or an
     /// SSE stream, which may be resumed).
     pub(super) final_answer: bool,
+    /// Sees every message read out of the answer.
+    pub(super) observing: Observing,
     /// Whether the first SSE event was seen.
     seen_event: bool,
     ended: bool,
@@ -98,6 +128,7 @@ impl Tee {
             announcement: None,
             upstream: Arc::from(""),
             final_answer: false,
+            observing: Observing::default(),
             seen_event: false,
             ended: false,
         }
@@ -162,6 +193,11 @@ impl Tee {
             return;
         }
         let data = event.data.as_deref().unwrap_or_default();
+        self.observing
+            .see(Direction::ServerToClient, data.as_bytes());
+        if !self.tap.is_recording() {
+            return;
+        }
         let messages = if data.trim().is_empty() {
             Vec::new()
         } else {
@@ -224,8 +260,13 @@ impl Tee {
     }
 
     /// Files the messages of a JSON answer, keeping the body as text when
-    /// it does not answer the POST.
+    /// it does not answer the POST. (Read for the observer alone, it is
+    /// only shown to it.)
     fn file_json(&self, body: &[u8]) {
+        self.observing.see(Direction::ServerToClient, body);
+        if self.opened.interactions.is_empty() {
+            return;
+        }
         let messages = tap::parse_messages(body).unwrap_or_default();
         if !tap::answers(&messages, &self.opened.request_ids) {
             self.keep_body(body);

@@ -12,7 +12,7 @@ use super::answer::{self, Expect};
 use super::flow::{Flow, Spill};
 use super::guard::{self, Accept};
 use super::modern;
-use super::plan::Plan;
+use super::plan::{Plan, Shape};
 use super::reply::{self, Response};
 use super::server::Server;
 use crate::cassette::{HttpSituation, SessionState};
@@ -165,6 +165,11 @@ fn is_initialize(messages: &[Value]) -> bool {
         if jsonrpc::method(message) == Some("initialize") && jsonrpc::id(message).is_some())
 }
 
+/// A `subscriptions/listen` request (2026-07-28).
+fn is_listen(message: &Value) -> bool {
+    jsonrpc::method(message) == Some("subscriptions/listen")
+}
+
 /// What a POST came with, besides its messages.
 struct Post<'a> {
     headers: &'a HeaderMap,
@@ -189,6 +194,7 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         .count();
     let first_request = kinds.iter().position(|k| *k == Ok(Kind::Request));
     let initialize = !server.modern && is_initialize(&messages);
+    let listen = first_request.is_some_and(|i| is_listen(&messages[i]));
     let (lookup, session) = server.lookup(post.headers);
     let issues_sessions = server.sessions.issued_any();
 
@@ -228,10 +234,16 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         flow.drain(server.closed());
         return answer::without_stream(&plan);
     }
-    let plan = Plan::for_request(first_request.and_then(played), post.accept);
+    let mut plan = Plan::for_request(first_request.and_then(played), post.accept);
+    if listen && server.mock && !plan.recorded && post.accept.sse {
+        // A mock server's `subscriptions/listen` streams its
+        // notifications until the client closes the stream.
+        plan.shape = Shape::Sse;
+    }
     let mut session = session;
     let mut issued = None;
-    if initialize && server.stateful && plan.issues_session {
+    let mock_initialize = server.mock && first_request.and_then(played).is_none();
+    if initialize && server.stateful && (plan.issues_session || mock_initialize) {
         let opened = server.open_session();
         flow.set_spill(Spill::Session(Arc::clone(&opened)));
         issued = Some(opened.id.clone());

@@ -37,6 +37,9 @@ pub(super) struct Server {
     pub(super) modern: bool,
     /// Legacy era with sessions (the recorded `initialize` issued one).
     pub(super) stateful: bool,
+    /// The engine serves a mock server (an upstream that answers
+    /// everything): its `initialize` answers open sessions.
+    pub(super) mock: bool,
     /// Recorded answers to GET and DELETE.
     pub(super) get_status: Option<u16>,
     pub(super) delete_status: Option<u16>,
@@ -73,7 +76,10 @@ impl Server {
             _ => None,
         };
         let modern = cassette.protocol.era == Era::Modern;
-        let stateful = !modern && initialize_issued_session(cassette);
+        // A mock server (see `Upstream::serves_everything`) hands out
+        // sessions, so it has a GET stream for list_changed notifications.
+        let mock = (engine.config().upstream.as_ref()).is_some_and(|u| u.serves_everything());
+        let stateful = !modern && (initialize_issued_session(cassette) || mock);
         Server {
             engine,
             pace,
@@ -82,6 +88,7 @@ impl Server {
             http_sse: Streams::default(),
             modern,
             stateful,
+            mock,
             get_status,
             delete_status,
             local,

@@ -1,0 +1,120 @@
+//! Serving a mock: through the replay engine, with an empty cassette and
+//! the mock as its upstream, so stdio, in-process streams and Streamable
+//! HTTP are the very transports replay uses.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
+
+use super::link::Link;
+use super::server::MockServer;
+use crate::cassette::{Cassette, FORMAT_VERSION, ProtocolInfo, Transport};
+use crate::matching::Rules;
+use crate::protocol::Era;
+use crate::replay::http::{HttpReplayConfig, Pace};
+use crate::replay::{Engine, ReplayConfig};
+
+/// The buffer of [`MockServer::duplex`] streams.
+const DUPLEX_BUFFER: usize = 64 * 1024;
+
+/// A cassette with nothing recorded: everything goes to the upstream.
+fn empty_cassette() -> Cassette {
+    Cassette {
+        format_version: FORMAT_VERSION,
+        recorded_at: String::new(),
+        transport: Transport::Stdio {
+            command: Vec::new(),
+        },
+        protocol: ProtocolInfo {
+            era: Era::Unknown,
+            version: None,
+        },
+        server: None,
+        rules: Rules::default(),
+        opening: Vec::new(),
+        interactions: Vec::new(),
+    }
+}
+
+impl MockServer {
+    /// A replay engine answering from this mock, for one connection (or one
+    /// HTTP server): for transports of your own built on
+    /// [`crate::replay::serve`] or [`crate::replay::http::serve_http`].
+    /// Each engine keeps its own handshake state.
+    pub fn engine(&self) -> Arc<Engine> {
+        let config = ReplayConfig {
+            path: PathBuf::from("<mock>"),
+            rules: None,
+            mode: "mock".to_owned(),
+            upstream: Some(Link::new(self.clone())),
+        };
+        Engine::with_config(empty_cassette(), config)
+    }
+
+    /// Serves one client over newline-delimited JSON on any byte stream,
+    /// until `reader` closes and every answer in flight is written
+    /// (pending `never` answers are dropped then).
+    ///
+    /// # Errors
+    ///
+    /// Reading or writing fails.
+    pub async fn serve<R, W>(&self, reader: R, writer: W) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        crate::replay::serve(self.engine(), reader, writer).await?;
+        Ok(())
+    }
+
+    /// The client's end of an in-process connection (e.g. an `rmcp`
+    /// transport); the mock serves the other end on a spawned task until
+    /// the client drops its end. Needs a Tokio runtime.
+    pub fn duplex(&self) -> DuplexStream {
+        let (client, server) = tokio::io::duplex(DUPLEX_BUFFER);
+        let (reader, writer) = tokio::io::split(server);
+        let mock = self.clone();
+        tokio::spawn(async move {
+            if let Err(error) = mock.serve(reader, writer).await {
+                tracing::debug!("mock connection ended: {error}");
+            }
+        });
+        client
+    }
+
+    /// Serves one client on this process's stdin and stdout.
+    ///
+    /// # Errors
+    ///
+    /// Reading or writing fails.
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        let (stdin, stdout) = crate::transport::stdio::process_stdio();
+        self.serve(stdin, stdout).await
+    }
+
+    /// Serves Streamable HTTP at `/mcp` on `listen` until `shutdown`
+    /// resolves: legacy clients get sessions (and list_changed on their GET
+    /// stream), modern ones are served statelessly (and get notifications
+    /// on `subscriptions/listen` streams). `ready` gets the bound address
+    /// (useful with port 0).
+    ///
+    /// # Errors
+    ///
+    /// The address cannot be bound.
+    pub async fn serve_http(
+        &self,
+        listen: SocketAddr,
+        ready: impl FnOnce(SocketAddr) + Send,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> std::io::Result<()> {
+        let config = HttpReplayConfig {
+            listen,
+            pace: Pace::Fast,
+        };
+        crate::replay::http::serve_http(self.engine(), config, ready, shutdown).await?;
+        Ok(())
+    }
+}
