@@ -15,3 +15,4 @@ pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionStat
 pub use store::{
     Journal, Recovery, journal_path, load, parse, recover, save, to_text, write_atomically,
 };
+pub(crate) use store::to_pointer;

@@ -93,8 +93,9 @@ fn diagnose(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
     })
 }
 
-/// `interactions[3].request` → `/interactions/3/request`.
-fn to_pointer(path: &serde_path_to_error::Path) -> String {
+/// A serde path as a JSON pointer (RFC 6901): `interactions[3].request` →
+/// `/interactions/3/request`.
+pub(crate) fn to_pointer(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut pointer = String::new();
     for segment in path.iter() {

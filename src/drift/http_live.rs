@@ -49,7 +49,9 @@ use super::DriftError;
 use super::driver::Live;
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::{self, Era, MODERN_VERSION};
-use crate::transport::http::{MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID};
+use crate::transport::http::{
+    MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID, error_chain, header_text,
+};
 
 /// The `Accept` every POST carries.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -588,25 +590,6 @@ fn excerpt(body: &[u8]) -> String {
         short.push('…');
     }
     format!(": {short}")
-}
-
-/// An error with its causes (hyper's own messages are terse).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned)
 }
 
 /// Sets `name` to `value`; a value that cannot be a header is left out.

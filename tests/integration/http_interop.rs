@@ -2,9 +2,6 @@
 //! `rmcp_http_server` example) directly, through `record --upstream`, and
 //! against `replay --listen` of that recording, in both eras.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use mcpcassette::cassette;
 use mcpcassette::protocol::Era as CassetteEra;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
@@ -13,58 +10,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::{demo_server_path, mcpcassette};
-
-/// A child process that prints its URL first and is stopped with SIGINT.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(mut command: Command) -> Served {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(
-            line.starts_with("http://127.0.0.1:"),
-            "unexpected first line {line:?}"
-        );
-        Served {
-            child,
-            url: line.trim().to_owned(),
-        }
-    }
-
-    /// SIGINT, then wait: record writes its cassette, replay its summary.
-    fn stop(mut self) -> std::process::ExitStatus {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGINT,
-        )
-        .unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn rmcp_server() -> Served {
-    Served::start(Command::new(
-        demo_server_path().with_file_name("rmcp_http_server"),
-    ))
-}
+use crate::support::http::{Served, rmcp_http_server};
+use crate::support::mcpcassette;
 
 #[derive(Debug, Clone, Copy)]
 enum Era {
@@ -110,7 +57,7 @@ async fn session(url: &str, era: Era) -> Value {
 }
 
 async fn three_ways(era: Era) {
-    let live = rmcp_server();
+    let live = Served::start(rmcp_http_server());
     let direct = session(&live.url, era).await;
 
     let dir = tempfile::tempdir().unwrap();

@@ -3,17 +3,17 @@
 //! flagged with `check`'s codes, and a summary ends the session; over stdio
 //! and in front of an HTTP server.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, GetPromptRequestParams};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
+use crate::support::http::{Served, rmcp_http_server};
 use crate::support::peer::Peer;
-use crate::support::{demo_server_path, mcpcassette};
+use crate::support::{BROKEN_SERVER, demo_server_path, list_broken_tools, mcpcassette};
 
 /// `command`, its stdout copied into `out` on its way to the client.
 fn tee_stdout(out: &Path, command: &Command) -> Command {
@@ -160,16 +160,26 @@ fn stdio_traffic_passes_byte_for_byte_and_every_message_is_logged() {
             line["method"].as_str().unwrap_or("").to_owned(),
         )
     };
-    let first: Vec<_> = lines.iter().take(3).map(shape).collect();
+    // Each direction is logged by the thread that forwards it, so the two
+    // interleave as the threads run; within a direction the order is the
+    // wire's.
     let tuple = |d: &str, k: &str, m: &str| (d.to_owned(), k.to_owned(), m.to_owned());
+    let in_direction = |dir: &str| -> Vec<_> {
+        lines
+            .iter()
+            .map(shape)
+            .filter(|(d, _, _)| d == dir)
+            .take(2)
+            .collect()
+    };
     assert_eq!(
-        first,
+        in_direction("c2s"),
         [
             tuple("c2s", "request", "initialize"),
-            tuple("s2c", "response", "initialize"),
             tuple("c2s", "notification", "notifications/initialized"),
         ]
     );
+    assert_eq!(in_direction("s2c")[0], tuple("s2c", "response", "initialize"));
     assert_eq!(lines[0]["id"], 1);
     assert!(lines[0]["bytes"].as_u64().unwrap() > 50);
     assert!(lines[0]["t_ms"].as_f64().is_some());
@@ -214,18 +224,6 @@ fn stdio_traffic_passes_byte_for_byte_and_every_message_is_logged() {
     );
 }
 
-/// Answers `initialize` properly and `tools/list` with a tool whose
-/// inputSchema is not an object schema, then exits with status 3.
-const BROKEN_SERVER: &str = r#"
-read line
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}'
-read line
-read line
-printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t","inputSchema":{"type":"array"}}]}}'
-read line
-exit 3
-"#;
-
 fn broken_session(log: Option<&Path>) -> (ExitStatus, String) {
     let mut command = mcpcassette();
     command.arg("inspect");
@@ -233,13 +231,7 @@ fn broken_session(log: Option<&Path>) -> (ExitStatus, String) {
         command.arg("--log").arg(log);
     }
     command.args(["--", "sh", "-c", BROKEN_SERVER]);
-    let mut peer = Peer::spawn(command);
-    peer.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    peer.notify("notifications/initialized", json!({}));
-    let list = peer.request("tools/list", json!({}));
+    let (peer, list) = list_broken_tools(command);
     assert_eq!(
         list.result()["tools"][0]["inputSchema"],
         json!({"type": "array"}),
@@ -296,58 +288,6 @@ fn schema_violations_are_flagged_with_check_codes() {
 // ---------------------------------------------------------------------------
 // HTTP.
 
-/// A child process that prints its URL first; SIGINT ends it.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(mut command: Command) -> Served {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(
-            line.starts_with("http://127.0.0.1:"),
-            "unexpected first line {line:?}"
-        );
-        Served {
-            child,
-            url: line.trim().to_owned(),
-        }
-    }
-
-    /// SIGINT, then wait; returns the status and stderr.
-    fn stop(mut self) -> (ExitStatus, String) {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGINT,
-        )
-        .unwrap();
-        let mut stderr = String::new();
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        (self.child.wait().unwrap(), stderr)
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// What rmcp's client sees of a session: server identity, tools, two
 /// calls and a prompt.
 async fn http_session(url: &str) -> Value {
@@ -382,9 +322,7 @@ async fn http_session(url: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_traffic_passes_unchanged_and_every_message_is_logged() {
-    let live = Served::start(Command::new(
-        demo_server_path().with_file_name("rmcp_http_server"),
-    ));
+    let live = Served::start_capturing_stderr(rmcp_http_server());
     let direct = http_session(&live.url).await;
 
     let dir = tempfile::tempdir().unwrap();
@@ -396,9 +334,9 @@ async fn http_traffic_passes_unchanged_and_every_message_is_logged() {
         "--listen",
         "127.0.0.1:0",
     ]);
-    let inspector = Served::start(command);
+    let inspector = Served::start_capturing_stderr(command);
     let inspected = http_session(&inspector.url).await;
-    let (status, stderr) = inspector.stop();
+    let (status, stderr) = inspector.stop_with_stderr();
     assert!(status.success(), "{stderr}");
     assert_eq!(direct, inspected, "the proxy changed what the client saw");
     assert_eq!(direct["echo"]["content"][0]["text"], "Echo: hello");

@@ -11,16 +11,7 @@ use nix::unistd::Pid;
 use serde_json::json;
 
 use crate::support::peer::Peer;
-use crate::support::{mcpcassette, record_demo, replay};
-
-fn initialize(peer: &mut Peer) {
-    let init = peer.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    assert_eq!(init.result()["serverInfo"]["name"], "mcpcassette-demo");
-    peer.notify("notifications/initialized", json!({}));
-}
+use crate::support::{initialize_demo, mcpcassette, record_demo, replay};
 
 /// Waits until `condition` holds, for at most ten seconds.
 fn eventually(what: &str, condition: impl Fn() -> bool) {
@@ -121,7 +112,7 @@ fn answers_out_of_order_are_paired_by_id() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
     let mut peer = Peer::spawn(record_demo(&path));
-    initialize(&mut peer);
+    initialize_demo(&mut peer);
     peer.send(&json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 300}}}));
     peer.send(&json!({"jsonrpc": "2.0", "id": "fast", "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "quick"}}}));
     let first = peer.recv();
@@ -158,7 +149,7 @@ fn sigterm_is_passed_to_the_server_and_the_cassette_is_still_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
     let mut peer = Peer::spawn(record_demo(&path));
-    initialize(&mut peer);
+    initialize_demo(&mut peer);
     assert_eq!(
         peer.request(
             "tools/call",
@@ -186,7 +177,7 @@ fn a_killed_recorder_loses_no_completed_interaction() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
     let mut peer = Peer::spawn(record_demo(&path));
-    initialize(&mut peer);
+    initialize_demo(&mut peer);
     assert_eq!(
         peer.request(
             "tools/call",
@@ -205,7 +196,7 @@ fn a_killed_recorder_loses_no_completed_interaction() {
     assert!(!path.exists(), "a killed recorder wrote no cassette");
 
     let mut replayed = Peer::spawn(replay(&path));
-    initialize(&mut replayed);
+    initialize_demo(&mut replayed);
     let echo = replayed.request(
         "tools/call",
         json!({"name": "echo", "arguments": {"message": "saved"}}),

@@ -10,7 +10,9 @@ use mcpcassette::cassette;
 use serde_json::{Value, json};
 
 use crate::support::peer::Peer;
-use crate::support::{demo_server_path, mcpcassette};
+use crate::support::{
+    BROKEN_SERVER, demo_server_path, initialize_demo, list_broken_tools, mcpcassette,
+};
 
 const ENV_SECRET: &str = "s3cr3t-Value-0042-xyz";
 const GITHUB_TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
@@ -28,15 +30,6 @@ fn record(path: &std::path::Path, extra: &[&str]) -> Command {
         .arg(demo_server_path())
         .env("DEMO_API_TOKEN", ENV_SECRET);
     command
-}
-
-fn initialize(peer: &mut Peer) {
-    let init = peer.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    assert_eq!(init.result()["serverInfo"]["name"], "mcpcassette-demo");
-    peer.notify("notifications/initialized", json!({}));
 }
 
 /// A message that carries every kind of secret, in several encodings.
@@ -66,7 +59,7 @@ fn a_session_with_secrets_records_masked_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
     let mut peer = Peer::spawn(record(&path, &[]));
-    initialize(&mut peer);
+    initialize_demo(&mut peer);
     let message = secret_message();
     let live = peer.request(
         "tools/call",
@@ -115,7 +108,7 @@ fn a_session_with_secrets_records_masked_and_replays() {
             .env("DEMO_API_TOKEN", ENV_SECRET);
         command
     });
-    initialize(&mut replayed);
+    initialize_demo(&mut replayed);
     let answer = replayed.request(
         "tools/call",
         json!({"name": "echo", "arguments": {"message": message}, "_meta": {"progressToken": "acct-555555"}}),
@@ -145,7 +138,7 @@ fn selector_rules_mask_whole_values_and_let_other_values_match() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
     let mut peer = Peer::spawn(record(&path, &["--redact", "/params/arguments/message"]));
-    initialize(&mut peer);
+    initialize_demo(&mut peer);
     peer.request(
         "tools/call",
         json!({"name": "echo", "arguments": {"message": "private words"}}),
@@ -165,7 +158,7 @@ fn selector_rules_mask_whole_values_and_let_other_values_match() {
         command.arg("replay").arg(&path);
         command
     });
-    initialize(&mut replayed);
+    initialize_demo(&mut replayed);
     let answer = replayed.request(
         "tools/call",
         json!({"name": "echo", "arguments": {"message": "other words"}}),
@@ -180,7 +173,7 @@ fn the_journal_never_holds_a_secret() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
     let mut peer = Peer::spawn(record(&path, &[]));
-    initialize(&mut peer);
+    initialize_demo(&mut peer);
     peer.request(
         "tools/call",
         json!({"name": "echo", "arguments": {"message": secret_message()}}),
@@ -219,17 +212,6 @@ fn error_messages_are_masked() {
     assert_no_secret("check's error", &String::from_utf8_lossy(&output.stdout));
 }
 
-/// A stdio "server" that answers `initialize` properly and `tools/list`
-/// with a result the schema rejects.
-const BROKEN_SERVER: &str = r#"
-read line
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}'
-read line
-read line
-printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t","inputSchema":{"type":"array"}}]}}'
-read line
-"#;
-
 #[test]
 fn record_warns_about_schema_breaks_and_forwards_them_unchanged() {
     let dir = tempfile::tempdir().unwrap();
@@ -240,13 +222,7 @@ fn record_warns_about_schema_breaks_and_forwards_them_unchanged() {
         .arg("--cassette")
         .arg(&path)
         .args(["--", "sh", "-c", BROKEN_SERVER]);
-    let mut peer = Peer::spawn(command);
-    peer.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    peer.notify("notifications/initialized", json!({}));
-    let list = peer.request("tools/list", json!({}));
+    let (peer, list) = list_broken_tools(command);
     assert_eq!(
         list.response,
         serde_json::from_str::<Value>(

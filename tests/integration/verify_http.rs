@@ -3,9 +3,6 @@
 //! `rmcp_http_server` example is recorded through `record --upstream`, then
 //! driven again, straight at the example, in both eras.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use mcpcassette::cassette::{self, Cassette};
 use mcpcassette::drift::compare;
 use mcpcassette::drift::driver::{DriveConfig, drive};
@@ -18,52 +15,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::{demo_server_path, mcpcassette};
-
-/// A child process that prints its URL first; SIGINT ends it.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(mut command: Command) -> Served {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(
-            line.starts_with("http://127.0.0.1:"),
-            "unexpected first line {line:?}"
-        );
-        Served {
-            child,
-            url: line.trim().to_owned(),
-        }
-    }
-
-    /// SIGINT, then wait: the recorder writes its cassette.
-    fn stop(mut self) -> std::process::ExitStatus {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGINT,
-        )
-        .unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::support::http::{Served, rmcp_http_server};
+use crate::support::mcpcassette;
 
 /// The session recorded: handshake (or discovery), the tool list, calls
 /// (one whose argument travels in an `Mcp-Param-Value` header in the modern
@@ -129,9 +82,7 @@ fn record(live: &Served, era: Era, path: &std::path::Path) -> Cassette {
 
 /// Records a session, drives the live server with it, and compares.
 fn verify_against_live(era: Era) {
-    let live = Served::start(Command::new(
-        demo_server_path().with_file_name("rmcp_http_server"),
-    ));
+    let live = Served::start(rmcp_http_server());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rmcp.json");
     let recorded = record(&live, era, &path);

@@ -24,7 +24,7 @@ use super::tap::{Opened, Tap};
 use super::tee::{Announcement, BoxError, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
 use crate::cassette::Direction;
-use crate::transport::http::{self as http_transport, SessionLookup};
+use crate::transport::http::{self as http_transport, SessionLookup, error_chain, header_text};
 
 /// The body of every response the proxy sends.
 pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
@@ -368,26 +368,9 @@ fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {
     response
 }
 
-/// A header's value as text, if present and readable.
-fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers.get(name)?.to_str().ok().map(str::to_owned)
-}
-
 /// The media type of `Content-Type`, without parameters, lower case.
 fn media_type(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
     let media = value.split(';').next()?.trim().to_ascii_lowercase();
     (!media.is_empty()).then_some(media)
-}
-
-/// An error and its causes, `: `-separated.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

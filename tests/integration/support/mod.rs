@@ -1,10 +1,15 @@
 //! Shared test support: paths to the binaries and a scripted stdio client.
 
+pub mod http;
 pub mod peer;
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
+
+use serde_json::json;
+
+use peer::{Exchange, Peer};
 
 /// The `mcpcassette` binary under test.
 pub fn mcpcassette() -> Command {
@@ -80,4 +85,41 @@ pub fn replay(cassette: &std::path::Path) -> Command {
     let mut command = mcpcassette();
     command.arg("replay").arg(cassette);
     command
+}
+
+/// The handshake with the example server: `initialize`, answered by the
+/// example, then `notifications/initialized`.
+pub fn initialize_demo(peer: &mut Peer) {
+    let init = peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init.result()["serverInfo"]["name"], "mcpcassette-demo");
+    peer.notify("notifications/initialized", json!({}));
+}
+
+/// A stdio "server" for `sh -c` that answers `initialize` properly and
+/// `tools/list` with a tool whose inputSchema is not an object schema (a
+/// result the schema rejects), then exits with status 3.
+pub const BROKEN_SERVER: &str = r#"
+read line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}'
+read line
+read line
+printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t","inputSchema":{"type":"array"}}]}}'
+read line
+exit 3
+"#;
+
+/// Spawns `command` (in front of [`BROKEN_SERVER`]), does the handshake
+/// and asks for `tools/list`; returns the peer and that answer.
+pub fn list_broken_tools(command: Command) -> (Peer, Exchange) {
+    let mut peer = Peer::spawn(command);
+    peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    peer.notify("notifications/initialized", json!({}));
+    let list = peer.request("tools/list", json!({}));
+    (peer, list)
 }
