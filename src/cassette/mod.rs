@@ -12,7 +12,7 @@ pub use format::{
     Transport,
 };
 pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
+pub(crate) use store::to_pointer;
 pub use store::{
     Journal, Recovery, journal_path, load, parse, recover, save, to_text, write_atomically,
 };
-pub(crate) use store::to_pointer;
