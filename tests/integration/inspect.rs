@@ -179,7 +179,10 @@ fn stdio_traffic_passes_byte_for_byte_and_every_message_is_logged() {
             tuple("c2s", "notification", "notifications/initialized"),
         ]
     );
-    assert_eq!(in_direction("s2c")[0], tuple("s2c", "response", "initialize"));
+    assert_eq!(
+        in_direction("s2c")[0],
+        tuple("s2c", "response", "initialize")
+    );
     assert_eq!(lines[0]["id"], 1);
     assert!(lines[0]["bytes"].as_u64().unwrap() > 50);
     assert!(lines[0]["t_ms"].as_f64().is_some());
