@@ -14,6 +14,7 @@ mod library;
 mod matching;
 mod mock;
 mod properties;
+mod python_sdk;
 mod record;
 mod redaction;
 mod replay;
