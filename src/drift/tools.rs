@@ -5,7 +5,7 @@
 //!
 //! Schemas are compared structurally, keyword by keyword, recursing into
 //! object properties, `additionalProperties` and array `items`. Each
-//! difference moves the set of values a schema accepts one way ([`Shift`]);
+//! difference moves the set of values a schema accepts one way (`Shift`);
 //! whether that breaks anything depends on who produces the values: clients
 //! produce arguments (`inputSchema`, breaking when it narrows), servers
 //! produce results (`outputSchema`, breaking when it widens).

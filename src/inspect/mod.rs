@@ -1,5 +1,5 @@
 //! Inspecting live traffic: an [`Inspector`] is the
-//! [`Observer`](crate::record::Observer) behind `mcpcassette inspect`. It
+//! [`Observer`] behind `mcpcassette inspect`. It
 //! sees every message a passthrough proxy forwards, prints one line per
 //! message (or logs one JSON object per message), pairs responses with
 //! their requests for latencies, flags messages that break the MCP shapes
@@ -7,7 +7,7 @@
 //! up in a [`Summary`].
 //!
 //! Everything it prints or logs is masked by its
-//! [`Redactor`](crate::redact::Redactor), and none of it is params or
+//! [`Redactor`], and none of it is params or
 //! results: direction, kind, method, id, size, timing, violations.
 
 mod event;
