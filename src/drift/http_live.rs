@@ -22,7 +22,10 @@
 //!   and the start of the body. A request whose answer ended without its
 //!   response makes `recv` return `None` at once, as a timeout would.
 //!
-//! Not supported: `https://` URLs, resuming an SSE stream that ends early
+//! `https://` needs the `tls` feature, as for `record --upstream` (the same
+//! client, trusting the system's roots and `MCPCASSETTE_CA_FILE`).
+//!
+//! Not supported: resuming an SSE stream that ends early
 //! (`Last-Event-ID`), and the 2024-11-05 HTTP+SSE transport.
 
 use std::collections::HashMap;
@@ -37,9 +40,6 @@ use http::uri::Scheme;
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use sse_stream::SseStream;
 use tokio::runtime::Runtime;
@@ -65,7 +65,8 @@ const EXCERPT_CHARS: usize = 200;
 /// How long `close` waits for the DELETE that ends a session.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+/// The recorder's upstream client: TLS with the `tls` feature.
+type HttpClient = crate::record::UpstreamClient;
 
 /// A live Streamable HTTP server at one URL.
 pub struct HttpLive {
@@ -124,16 +125,10 @@ impl HttpLive {
             .parse()
             .map_err(|e| DriftError::Live(format!("`{url}` is not a URL: {e}")))?;
         match uri.scheme() {
-            Some(scheme) if *scheme == Scheme::HTTP => {}
-            Some(scheme) if *scheme == Scheme::HTTPS => {
-                return Err(DriftError::Live(
-                    "verifying against an https:// server is not supported; use an http:// URL"
-                        .into(),
-                ));
-            }
+            Some(scheme) if *scheme == Scheme::HTTP || *scheme == Scheme::HTTPS => {}
             _ => {
                 return Err(DriftError::Live(format!(
-                    "`{url}`: only http:// URLs are supported"
+                    "`{url}`: only http:// and https:// URLs are supported"
                 )));
             }
         }
@@ -148,9 +143,7 @@ impl HttpLive {
             .map_err(|e| DriftError::Live(format!("cannot start the HTTP client: {e}")))?;
         let client = {
             let _entered = runtime.enter();
-            let mut connector = HttpConnector::new();
-            connector.set_nodelay(true);
-            Client::builder(TokioExecutor::new()).build(connector)
+            crate::record::client_for(url).map_err(|e| DriftError::Live(e.to_string()))?
         };
         let (outgoing, queue) = unbounded_channel();
         let (tx, incoming) = std_mpsc::channel();
@@ -674,9 +667,14 @@ mod tests {
     }
 
     #[test]
-    fn refuses_https_and_other_schemes() {
-        let https = HttpLive::connect("https://127.0.0.1:9/mcp", Era::Legacy).err();
-        assert!(https.is_some_and(|e| e.to_string().contains("https:// server is not supported")));
+    fn https_needs_the_tls_feature_and_other_schemes_are_refused() {
+        let https = HttpLive::connect("https://127.0.0.1:9/mcp", Era::Legacy);
+        if cfg!(feature = "tls") {
+            assert!(https.is_ok(), "nothing is sent before the first message");
+        } else {
+            let error = https.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(error.contains("`tls` feature"), "{error}");
+        }
         assert!(HttpLive::connect("ftp://127.0.0.1/mcp", Era::Legacy).is_err());
         assert!(HttpLive::connect("not a url", Era::Legacy).is_err());
     }

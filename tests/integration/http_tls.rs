@@ -460,3 +460,36 @@ fn the_command_line_names_a_bad_ca_file() {
     assert!(stderr.contains("missing-ca.pem"), "{stderr}");
     assert!(!dir.path().join("never.json").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_reaches_an_https_server_trusted_through_the_ca_file() {
+    let upstream = Upstream::start(trusted()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tls.json");
+    let recorder = Recorder::start(&path, upstream.url()).await;
+    session(&recorder.url()).await;
+    recorder.finish().await;
+
+    // The same HTTPS server again, through verify's HTTP client (which owns
+    // a runtime of its own, so it runs off this one).
+    let recorded = cassette::load(&path).unwrap();
+    let url = upstream.url();
+    let live = tokio::task::spawn_blocking(move || {
+        let mut live =
+            mcpcassette::drift::http_live::HttpLive::connect(&url, recorded.protocol.era)
+                .expect("https is supported with the tls feature");
+        let observed = mcpcassette::drift::driver::drive(
+            &recorded,
+            &mut live,
+            &mcpcassette::drift::driver::DriveConfig::default(),
+        )
+        .unwrap();
+        (recorded, observed)
+    })
+    .await
+    .unwrap();
+    let (recorded, observed) = live;
+    let report = mcpcassette::drift::compare::compare(&path, &recorded, &observed, &[]);
+    assert_eq!(report.counts.same, 3, "{report:#?}");
+    assert!(!report.has_drift(), "{report:#?}");
+}

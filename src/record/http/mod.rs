@@ -75,6 +75,7 @@ use super::Observer;
 use super::error::RecordError;
 use crate::cassette::{HttpEndpointBehaviour, Recovery, Transport};
 use proxy::Proxy;
+pub(crate) use proxy::UpstreamClient;
 use tap::Tap;
 use upstream::Upstream;
 
@@ -114,6 +115,14 @@ pub struct HttpRecordOutcome {
     /// A journal left by an earlier, interrupted recording, recovered into
     /// the cassette before this recording replaced it.
     pub recovered: Option<Recovery>,
+}
+
+/// An HTTP client for the MCP endpoint at `url`, as the recorder reaches
+/// its upstream: `https://` with the `tls` feature (trusting the system's
+/// roots and `MCPCASSETTE_CA_FILE`), plain TCP otherwise. Must be called
+/// within a tokio runtime.
+pub(crate) fn client_for(url: &str) -> Result<UpstreamClient, RecordError> {
+    proxy::client(&Upstream::parse(url)?)
 }
 
 /// Runs the reverse proxy until `shutdown` resolves, then writes the

@@ -32,12 +32,12 @@ pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 /// How the proxy reaches the upstream: plain TCP; with the `tls` feature,
 /// TLS for an `https://` upstream (and still plain TCP for `http://`).
 #[cfg(not(feature = "tls"))]
-type Connector = HttpConnector;
+pub(crate) type Connector = HttpConnector;
 #[cfg(feature = "tls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+pub(crate) type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 
 /// The client that forwards requests to the upstream.
-pub(super) type UpstreamClient = Client<Connector, Full<Bytes>>;
+pub(crate) type UpstreamClient = Client<Connector, Full<Bytes>>;
 
 /// The session header of Streamable HTTP.
 const SESSION: &str = http_transport::SESSION_ID;
