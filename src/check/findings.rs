@@ -196,9 +196,11 @@ impl Code {
             }
             Code::InvalidJson => "fix the JSON syntax at the position shown",
             Code::FormatVersion => {
-                "a cassette starts with \"format_version\": 1; a newer version needs a newer mcpcassette"
+                "a cassette has \"format_version\": 1 (a fixture \"fixture_version\": 1); a newer version needs a newer mcpcassette"
             }
-            Code::Structure => "see docs/cassette-format.md for the fields and their types",
+            Code::Structure => {
+                "see docs/cassette-format.md (or docs/fixture-format.md) for the fields and their types"
+            }
             Code::JsonRpcVersion => "set \"jsonrpc\": \"2.0\"",
             Code::MethodType => "`method` must be a string such as \"tools/call\"",
             Code::IdType => "use a number or a string as the id",
