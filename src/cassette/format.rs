@@ -318,6 +318,27 @@ impl Interaction {
         self.client.method()
     }
 
+    /// The method and what it names, for people (reports, review):
+    /// `tools/call echo`, `resources/read demo://readme`, `initialize`.
+    pub fn label(&self) -> String {
+        let method = self.method();
+        let params = self.client.message().get("params");
+        let field = match method {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => "uri",
+            _ => "",
+        };
+        let method = if method.is_empty() {
+            "(no method)"
+        } else {
+            method
+        };
+        match params.and_then(|p| p.get(field)).and_then(Value::as_str) {
+            Some(detail) => format!("{method} {detail}"),
+            None => method.to_owned(),
+        }
+    }
+
     /// The request, if the client message is one.
     pub fn request(&self) -> Option<&Value> {
         match &self.client {

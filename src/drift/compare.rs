@@ -55,7 +55,7 @@ pub fn compare(
         counts.notifications.new += notifications.new;
         interactions.push(InteractionDrift {
             index,
-            label: label(old),
+            label: old.label(),
             status,
             recorded: recorded_view,
             live: live_view,
@@ -136,19 +136,4 @@ fn traffic_counts(recorded: &Value, live: &Value) -> NotificationCounts {
         }
     }
     counts
-}
-
-/// `tools/call echo`, `resources/read demo://readme`, `initialize`.
-pub fn label(interaction: &Interaction) -> String {
-    let method = interaction.method();
-    let params = interaction.client.message().get("params");
-    let detail = params.and_then(|p| {
-        ["name", "uri"]
-            .iter()
-            .find_map(|key| p.get(*key).and_then(Value::as_str))
-    });
-    match detail {
-        Some(detail) if method != "initialize" => format!("{method} {detail}"),
-        _ => method.to_owned(),
-    }
 }

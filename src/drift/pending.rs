@@ -129,7 +129,7 @@ impl Pending {
                 }
                 Some(Change {
                     index,
-                    label: label(a.or(p).expect("one side has the interaction")),
+                    label: a.or(p).expect("one side has the interaction").label(),
                     accepted: a.cloned(),
                     pending: p.cloned(),
                 })
@@ -302,27 +302,6 @@ pub fn find(roots: &[PathBuf], pending_dir: Option<&Path>) -> Result<Vec<Pending
         all.extend(Pending::load_pair(accepted, pending)?);
     }
     Ok(all)
-}
-
-/// The method and what it names, for people: `tools/call echo`,
-/// `resources/read demo://readme`, `initialize`.
-pub fn label(interaction: &Interaction) -> String {
-    let method = interaction.method();
-    let params = interaction.client.message().get("params");
-    let field = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => "uri",
-        _ => "",
-    };
-    let method = if method.is_empty() {
-        "(no method)"
-    } else {
-        method
-    };
-    match params.and_then(|p| p.get(field)).and_then(Value::as_str) {
-        Some(detail) => format!("{method} {detail}"),
-        None => method.to_owned(),
-    }
 }
 
 /// Whether two sides of an interaction are the same.
@@ -790,20 +769,16 @@ mod tests {
 
     #[test]
     fn labels_name_what_the_request_names() {
-        assert_eq!(label(&echo(1, "a", "a")), "tools/call echo");
+        assert_eq!(echo(1, "a", "a").label(), "tools/call echo");
         assert_eq!(
-            label(&request(
-                1,
-                "resources/read",
-                json!({"uri": "demo://readme"})
-            )),
+            request(1, "resources/read", json!({"uri": "demo://readme"})).label(),
             "resources/read demo://readme"
         );
         assert_eq!(
-            label(&request(1, "prompts/get", json!({"name": "greet"}))),
+            request(1, "prompts/get", json!({"name": "greet"})).label(),
             "prompts/get greet"
         );
-        assert_eq!(label(&request(1, "tools/list", json!({}))), "tools/list");
+        assert_eq!(request(1, "tools/list", json!({})).label(), "tools/list");
     }
 
     #[test]

@@ -41,7 +41,7 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf, Cassette) {
     ];
     for ((index, label), result) in CHANGED.iter().zip(answers) {
         let interaction = &mut live.interactions[*index];
-        assert_eq!(pending::label(interaction), *label);
+        assert_eq!(interaction.label(), *label);
         interaction.response.as_mut().unwrap()["result"] = result;
     }
     let pending_path = pending::write(&accepted, &live, None).unwrap();
