@@ -66,6 +66,15 @@ pub struct Builder {
     last_client: Option<usize>,
 }
 
+/// The current time in UTC, RFC 3339, to the second: a recording's
+/// `recorded_at`.
+pub fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let now = now.replace_nanosecond(0).unwrap_or(now);
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
 impl Builder {
     /// A builder for a session that started at `recorded_at`.
     pub fn new(recorded_at: String, transport: Transport) -> Self {

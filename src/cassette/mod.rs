@@ -5,7 +5,7 @@ mod error;
 mod format;
 mod store;
 
-pub use builder::{Builder, Direction, describe};
+pub use builder::{Builder, Direction, describe, now_rfc3339};
 pub use error::CassetteError;
 pub use format::{
     Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,

@@ -54,7 +54,7 @@ pub fn drive(
     live: &mut dyn Live,
     config: &DriveConfig,
 ) -> Result<Cassette, DriftError> {
-    let mut builder = Builder::new(now_rfc3339(), recorded.transport.clone());
+    let mut builder = Builder::new(crate::cassette::now_rfc3339(), recorded.transport.clone());
     for interaction in &recorded.interactions {
         let mut answers = Answers::of(interaction);
         let message = interaction.client.message();
@@ -251,15 +251,4 @@ impl Drop for StdioLive {
             self.close();
         }
     }
-}
-
-fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_default()
 }

@@ -72,7 +72,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let transport = Transport::Stdio {
         command: redact::mask_command(&config.command),
     };
-    let recorded_at = now_rfc3339();
+    let recorded_at = crate::cassette::now_rfc3339();
     let tape = match &config.cassette {
         Some(path) => Some(Arc::new(Mutex::new(Tape::new(
             Journal::create(path, &recorded_at, &transport)?,
@@ -276,13 +276,4 @@ fn lock<T>(shared: &Mutex<T>) -> MutexGuard<'_, T> {
     shared
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The current time in UTC, RFC 3339, to the second.
-fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
-    now.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }

@@ -144,7 +144,7 @@ impl NewEpisodes {
                 start: Mutex::new(None),
                 started: AtomicBool::new(false),
                 state: Mutex::new(State {
-                    builder: Some(Builder::new(now_rfc3339(), transport)),
+                    builder: Some(Builder::new(crate::cassette::now_rfc3339(), transport)),
                     next_id: 0,
                     to_server: None,
                     reader: None,
@@ -695,14 +695,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The current time in UTC, RFC 3339, to the second.
-fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    let now = now.replace_nanosecond(0).unwrap_or(now);
-    now.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -148,7 +148,12 @@ pub async fn record_http(
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
     let tap = match &config.cassette {
-        Some(path) => Tap::record(path.clone(), now_rfc3339(), transport(&upstream), redactor)?,
+        Some(path) => Tap::record(
+            path.clone(),
+            crate::cassette::now_rfc3339(),
+            transport(&upstream),
+            redactor,
+        )?,
         None => Tap::passthrough(),
     };
     let proxy = Arc::new(Proxy::new(
@@ -211,13 +216,4 @@ async fn serve_connection(stream: TcpStream, proxy: Arc<Proxy>) {
     {
         tracing::debug!("client connection ended: {e}");
     }
-}
-
-/// The current time in UTC, RFC 3339, to the second.
-fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
-    now.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
