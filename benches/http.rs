@@ -9,6 +9,8 @@
 //! HTTP") explains every figure. Everything listens on 127.0.0.1 and every
 //! child process is stopped when the bench ends, fails or panics.
 
+mod common;
+
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -240,8 +242,7 @@ struct Env {
     this_exe: PathBuf,
     mcpcassette: PathBuf,
     live_server: PathBuf,
-    scratch: tempfile::TempDir,
-    files: AtomicUsize,
+    scratch: common::Scratch,
 }
 
 impl Env {
@@ -249,41 +250,18 @@ impl Env {
     /// settings, same output folder, so nothing is built twice) and finds them.
     fn prepare() -> io::Result<Self> {
         progress("building binaries and examples (cargo build --profile bench --bins --examples)");
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--profile",
-                "bench",
-                "--bins",
-                "--examples",
-                "--manifest-path",
-            ])
-            .arg(&manifest)
-            .status()?;
-        if !status.success() {
-            return Err(io::Error::other(format!("cargo build failed: {status}")));
-        }
-        let mcpcassette = PathBuf::from(env!("CARGO_BIN_EXE_mcpcassette"));
-        let profile_dir = mcpcassette.parent().expect("a binary lives in a folder");
-        let live_server = profile_dir.join("examples").join("rmcp_http_server");
-        if !live_server.exists() {
-            let missing = live_server.display();
-            return Err(io::Error::other(format!("{missing} was not built")));
-        }
+        let (mcpcassette, live_server) = common::build("rmcp_http_server")?;
         Ok(Env {
             this_exe: std::env::current_exe()?,
             mcpcassette,
             live_server,
-            scratch: tempfile::tempdir()?,
-            files: AtomicUsize::new(0),
+            scratch: common::Scratch::new()?,
         })
     }
 
     /// A fresh path in the scratch folder.
     fn scratch_file(&self, stem: &str, ext: &str) -> PathBuf {
-        let n = self.files.fetch_add(1, Ordering::Relaxed);
-        self.scratch.path().join(format!("{stem}-{n}.{ext}"))
+        self.scratch.file(stem, ext)
     }
 
     /// The live server, on a free port.
@@ -738,18 +716,12 @@ impl Stats {
         Stats {
             rate: sorted[sorted.len() / 2],
             rounds,
-            p50: percentile(&all, 50.0) as f64 / 1e3,
-            p99: percentile(&all, 99.0) as f64 / 1e3,
+            p50: common::percentile(&all, 50.0) as f64 / 1e3,
+            p99: common::percentile(&all, 99.0) as f64 / 1e3,
             requests: all.len(),
             cut_short: samples.iter().any(|s| s.cut_short),
         }
     }
-}
-
-/// Nearest-rank percentile of sorted values.
-fn percentile<T: Copy>(sorted: &[T], p: f64) -> T {
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Every target at every depth.
@@ -900,7 +872,7 @@ struct Report {
 
 impl Report {
     fn markdown(&self, took: Duration) -> String {
-        let mut out = machine();
+        let mut out = common::machine();
         out += &format!(
             "Rounds: {ROUNDS}, interleaved, fresh processes per session (throughput: median \
              round; latency: all requests of all rounds). 1 in flight: {} warm-up + {} measured \
@@ -1007,20 +979,4 @@ impl Report {
         }
         out
     }
-}
-
-/// CPU, core count and kernel, as far as this machine says.
-fn machine() -> String {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map_or("unknown CPU", |(_, name)| name.trim());
-    let cores = thread::available_parallelism().map_or(0, |n| n.get());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!(
-        "Machine: {cpu}, {cores} cores available, Linux {}.\n\n",
-        kernel.trim()
-    )
 }

@@ -5,11 +5,13 @@
 //! Run it with `cargo bench --bench throughput`; docs/benchmarks.md explains
 //! every figure. Everything talks over pipes to real child processes.
 
+mod common;
+
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -120,8 +122,7 @@ struct Env {
     this_exe: PathBuf,
     mcpcassette: PathBuf,
     demo_server: PathBuf,
-    scratch: tempfile::TempDir,
-    files: AtomicUsize,
+    scratch: common::Scratch,
 }
 
 impl Env {
@@ -129,42 +130,18 @@ impl Env {
     /// settings, same output folder, so nothing is built twice) and finds them.
     fn prepare() -> io::Result<Self> {
         progress("building binaries and examples (cargo build --profile bench --bins --examples)");
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--profile",
-                "bench",
-                "--bins",
-                "--examples",
-                "--manifest-path",
-            ])
-            .arg(&manifest)
-            .status()?;
-        if !status.success() {
-            return Err(io::Error::other(format!("cargo build failed: {status}")));
-        }
-        // Cargo builds the binary before running a bench and names it here.
-        let mcpcassette = PathBuf::from(env!("CARGO_BIN_EXE_mcpcassette"));
-        let profile_dir = mcpcassette.parent().expect("a binary lives in a folder");
-        let demo_server = profile_dir.join("examples").join("demo_server");
-        if !demo_server.exists() {
-            let missing = demo_server.display();
-            return Err(io::Error::other(format!("{missing} was not built")));
-        }
+        let (mcpcassette, demo_server) = common::build("demo_server")?;
         Ok(Env {
             this_exe: std::env::current_exe()?,
             mcpcassette,
             demo_server,
-            scratch: tempfile::tempdir()?,
-            files: AtomicUsize::new(0),
+            scratch: common::Scratch::new()?,
         })
     }
 
     /// A fresh path in the scratch folder.
     fn scratch_file(&self, stem: &str, ext: &str) -> PathBuf {
-        let n = self.files.fetch_add(1, Ordering::Relaxed);
-        self.scratch.path().join(format!("{stem}-{n}.{ext}"))
+        self.scratch.file(stem, ext)
     }
 
     /// The command that starts `target`.
@@ -714,16 +691,10 @@ impl Stats {
         all.sort_unstable();
         Stats {
             rate: rates[rates.len() / 2],
-            p50: percentile(&all, 50.0) as f64 / 1e3,
-            p99: percentile(&all, 99.0) as f64 / 1e3,
+            p50: common::percentile(&all, 50.0) as f64 / 1e3,
+            p99: common::percentile(&all, 99.0) as f64 / 1e3,
         }
     }
-}
-
-/// Nearest-rank percentile of sorted values.
-fn percentile<T: Copy>(sorted: &[T], p: f64) -> T {
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Median and maximum of some durations, in milliseconds.
@@ -923,7 +894,7 @@ struct Report {
 impl Report {
     fn markdown(&self, took: Duration) -> String {
         let mut out = String::new();
-        out += &machine();
+        out += &common::machine();
         out += &format!(
             "Rounds: {ROUNDS} (throughput: median round; latency: all requests of all rounds). \
              1 in flight: {} warm-up + {} measured requests per session; \
@@ -1078,22 +1049,6 @@ impl Report {
             .map(|(_, t)| *t)
             .expect("replay startup was measured")
     }
-}
-
-/// CPU, core count and kernel, as far as this machine says.
-fn machine() -> String {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map_or("unknown CPU", |(_, name)| name.trim());
-    let cores = thread::available_parallelism().map_or(0, |n| n.get());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!(
-        "Machine: {cpu}, {cores} cores available, Linux {}.\n\n",
-        kernel.trim()
-    )
 }
 
 fn thousands(n: u64) -> String {

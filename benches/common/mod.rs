@@ -1,0 +1,81 @@
+//! What both benchmarks need: the built binaries, a scratch folder, and the
+//! same statistics and machine description, so their figures compare.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+
+/// Builds the binaries and examples with the bench profile (release
+/// settings, same output folder, so nothing is built twice); returns the
+/// `mcpcassette` binary and the example named `example`.
+pub fn build(example: &str) -> io::Result<(PathBuf, PathBuf)> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--profile",
+            "bench",
+            "--bins",
+            "--examples",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .status()?;
+    if !status.success() {
+        return Err(io::Error::other(format!("cargo build failed: {status}")));
+    }
+    // Cargo builds the binary before running a bench and names it here.
+    let mcpcassette = PathBuf::from(env!("CARGO_BIN_EXE_mcpcassette"));
+    let profile_dir = mcpcassette.parent().expect("a binary lives in a folder");
+    let example = profile_dir.join("examples").join(example);
+    if !example.exists() {
+        let missing = example.display();
+        return Err(io::Error::other(format!("{missing} was not built")));
+    }
+    Ok((mcpcassette, example))
+}
+
+/// A temporary folder handing out fresh file names.
+pub struct Scratch {
+    dir: tempfile::TempDir,
+    files: AtomicUsize,
+}
+
+impl Scratch {
+    pub fn new() -> io::Result<Scratch> {
+        Ok(Scratch {
+            dir: tempfile::tempdir()?,
+            files: AtomicUsize::new(0),
+        })
+    }
+
+    /// A fresh path in the folder.
+    pub fn file(&self, stem: &str, ext: &str) -> PathBuf {
+        let n = self.files.fetch_add(1, Ordering::Relaxed);
+        self.dir.path().join(format!("{stem}-{n}.{ext}"))
+    }
+}
+
+/// The value at percentile `p` of `sorted` (nearest rank).
+pub fn percentile<T: Copy>(sorted: &[T], p: f64) -> T {
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// One line naming the CPU, the cores available and the kernel.
+pub fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown CPU", |(_, name)| name.trim());
+    let cores = thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "Machine: {cpu}, {cores} cores available, Linux {}.\n\n",
+        kernel.trim()
+    )
+}
