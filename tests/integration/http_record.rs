@@ -27,11 +27,11 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcpcassette::cassette::{
     self, Cassette, Event, HttpSituation, SessionState, SseFrame, Transport,
 };
-use mcpcassette::record::{HttpRecordConfig, HttpRecordOutcome, RecordError, record_http};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, mpsc, oneshot};
-use tokio::task::JoinHandle;
+use tokio::sync::{Notify, mpsc};
+
+use crate::support::recorder::Recorder;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type TestBody = BoxBody<Bytes, BoxError>;
@@ -309,51 +309,6 @@ fn sse_response() -> (Frames, Response<TestBody>) {
 
 // ---------------------------------------------------------------------------
 // The recorder under test.
-
-struct Recorder {
-    addr: SocketAddr,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<Result<HttpRecordOutcome, RecordError>>,
-}
-
-impl Recorder {
-    async fn start(cassette: Option<PathBuf>, upstream: String) -> Recorder {
-        let config = HttpRecordConfig {
-            cassette,
-            upstream,
-            listen: "127.0.0.1:0".parse().unwrap(),
-            redaction: Default::default(),
-            observer: None,
-        };
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(record_http(
-            config,
-            move |addr| ready_tx.send(addr).unwrap(),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
-        let addr = tokio::time::timeout(PATIENCE, ready_rx)
-            .await
-            .expect("the recorder never got ready")
-            .expect("the recorder failed before it got ready");
-        Recorder { addr, stop, task }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    async fn finish(self) -> HttpRecordOutcome {
-        self.stop.send(()).unwrap();
-        tokio::time::timeout(PATIENCE, self.task)
-            .await
-            .expect("the recorder did not stop")
-            .unwrap()
-            .unwrap()
-    }
-}
 
 // ---------------------------------------------------------------------------
 // A scripted client.
@@ -801,6 +756,7 @@ async fn a_recorder_that_dies_leaves_a_journal_of_messages() {
 #[cfg(not(feature = "tls"))]
 #[tokio::test(flavor = "multi_thread")]
 async fn https_upstreams_are_refused() {
+    use mcpcassette::record::{HttpRecordConfig, record_http};
     let config = HttpRecordConfig {
         cassette: None,
         upstream: "https://127.0.0.1:1/mcp".into(),

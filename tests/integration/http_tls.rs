@@ -23,17 +23,15 @@ use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcpcassette::cassette::{self, Cassette, Transport};
-use mcpcassette::record::{HttpRecordConfig, HttpRecordOutcome, RecordError, record_http};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use crate::support::mcpcassette;
+use crate::support::recorder::Recorder;
 
 /// How long any one step may take before the test calls it stuck.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -205,50 +203,10 @@ fn json_response(message: &Value) -> Response<Full<Bytes>> {
 // ---------------------------------------------------------------------------
 // The recorder, and a plain-HTTP client of it.
 
-struct Recorder {
-    addr: SocketAddr,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<Result<HttpRecordOutcome, RecordError>>,
-}
-
-impl Recorder {
-    async fn start(cassette: &Path, upstream: String) -> Recorder {
-        trusted();
-        let config = HttpRecordConfig {
-            cassette: Some(cassette.to_owned()),
-            upstream,
-            listen: "127.0.0.1:0".parse().unwrap(),
-            redaction: Default::default(),
-            observer: None,
-        };
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(record_http(
-            config,
-            move |addr| ready_tx.send(addr).unwrap(),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
-        let addr = tokio::time::timeout(PATIENCE, ready_rx)
-            .await
-            .expect("the recorder never got ready")
-            .expect("the recorder failed before it got ready");
-        Recorder { addr, stop, task }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
-    }
-
-    async fn finish(self) -> HttpRecordOutcome {
-        self.stop.send(()).unwrap();
-        tokio::time::timeout(PATIENCE, self.task)
-            .await
-            .expect("the recorder did not stop")
-            .unwrap()
-            .unwrap()
-    }
+/// The recorder in front of an HTTPS upstream, trusting the test CA.
+async fn recorder(cassette: &Path, upstream: String) -> Recorder {
+    trusted();
+    Recorder::start(Some(cassette.to_owned()), upstream).await
 }
 
 fn request(id: u64, method: &str) -> Value {
@@ -324,8 +282,8 @@ async fn records_an_https_upstream_trusted_through_the_ca_file() {
     let upstream = Upstream::start(trusted()).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tls.json");
-    let recorder = Recorder::start(&path, upstream.url()).await;
-    session(&recorder.url()).await;
+    let recorder = recorder(&path, upstream.url()).await;
+    session(&recorder.url("/mcp")).await;
     let outcome = recorder.finish().await;
 
     assert_eq!(outcome.interactions, 3);
@@ -345,8 +303,8 @@ async fn an_upstream_whose_certificate_is_not_trusted_is_a_502() {
     let upstream = Upstream::start(&stranger).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("untrusted.json");
-    let recorder = Recorder::start(&path, upstream.url()).await;
-    let (status, body) = post(&recorder.url(), &request(1, "initialize")).await;
+    let recorder = recorder(&path, upstream.url()).await;
+    let (status, body) = post(&recorder.url("/mcp"), &request(1, "initialize")).await;
     let text = String::from_utf8_lossy(&body);
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{text}");
     assert!(text.contains(&upstream.url()), "{text}");
@@ -361,10 +319,10 @@ async fn plain_http_upstreams_still_work_with_the_feature() {
     // for a plain http upstream of a second one.
     let upstream = Upstream::start(trusted()).await;
     let dir = tempfile::tempdir().unwrap();
-    let inner = Recorder::start(&dir.path().join("inner.json"), upstream.url()).await;
+    let inner = recorder(&dir.path().join("inner.json"), upstream.url()).await;
     let outer_path = dir.path().join("outer.json");
-    let outer = Recorder::start(&outer_path, inner.url()).await;
-    session(&outer.url()).await;
+    let outer = recorder(&outer_path, inner.url("/mcp")).await;
+    session(&outer.url("/mcp")).await;
     outer.finish().await;
     inner.finish().await;
     let recorded = cassette::load(&outer_path).unwrap();
@@ -466,8 +424,8 @@ async fn verify_reaches_an_https_server_trusted_through_the_ca_file() {
     let upstream = Upstream::start(trusted()).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tls.json");
-    let recorder = Recorder::start(&path, upstream.url()).await;
-    session(&recorder.url()).await;
+    let recorder = recorder(&path, upstream.url()).await;
+    session(&recorder.url("/mcp")).await;
     recorder.finish().await;
 
     // The same HTTPS server again, through verify's HTTP client (which owns

@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod peer;
+pub mod recorder;
 
 use std::path::PathBuf;
 use std::process::Command;
