@@ -227,7 +227,9 @@ fn every_code_is_found_by_its_mutation_at_the_right_place() {
         assert!(report.findings[0].line.is_some());
         found.insert(code);
     }
-    found.insert(official_schema_finding());
+    // The official-schema code needs the schema files from outside the
+    // repository: `official_schema_finds_what_the_schema_rejects` covers it.
+    found.insert(Code::OfficialSchema);
     let missing: Vec<_> = Code::ALL.iter().filter(|c| !found.contains(c)).collect();
     assert!(missing.is_empty(), "codes never triggered: {missing:?}");
 }
@@ -248,8 +250,10 @@ fn official(version: &str) -> CheckConfig {
     }
 }
 
-/// `--schema` finds what the official schema rejects; returns the code.
-fn official_schema_finding() -> Code {
+/// `--schema` finds what the official schema rejects.
+#[test]
+#[ignore = "needs the official MCP schemas (../shared/mcp-schema or MCPCASSETTE_SCHEMA_DIR); .ci/run runs ignored official_schema tests"]
+fn official_schema_finds_what_the_schema_rejects() {
     let mut doc: Value = serde_json::from_str(&shipped("demo-legacy.json")).unwrap();
     call(&mut doc, "echo")["response"]["result"]["content"][0]["text"] = json!(42);
     let text = serde_json::to_string_pretty(&doc).unwrap();
@@ -260,11 +264,11 @@ fn official_schema_finding() -> Code {
         .find(|f| f.code == Code::OfficialSchema)
         .expect("the official schema rejects a number as text");
     assert!(finding.pointer.starts_with("/interactions/"), "{finding:?}");
-    Code::OfficialSchema
 }
 
 #[test]
-fn shipped_cassettes_pass_the_official_schema_of_their_version() {
+#[ignore = "needs the official MCP schemas (../shared/mcp-schema or MCPCASSETTE_SCHEMA_DIR); .ci/run runs ignored official_schema tests"]
+fn official_schema_passes_the_shipped_cassettes_of_their_version() {
     for (name, version) in [
         ("demo-legacy.json", "2025-11-25"),
         ("demo-modern.json", "2026-07-28"),
