@@ -163,8 +163,12 @@ fn record(modules: &Path, dir: &Path) -> PathBuf {
         "--node-modules".to_owned(),
         modules.display().to_string(),
     ];
+    // Live, the client may itself miss progress: a loaded machine can
+    // stall it long enough for the last notification and the response to
+    // share a read (the very bug replay must not have). What was recorded
+    // is checked instead.
     let live = client(modules, 1, &target);
-    assert_every_run_saw_every_step(&live, "live, through record");
+    assert_eq!(live[0]["result"], format!("counted {STEPS}"), "{live:?}");
     let recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(&cassette).unwrap()).unwrap();
     let call = recorded["interactions"]
