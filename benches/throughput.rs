@@ -340,6 +340,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
                 },
             })),
             after: vec![],
+            delays_ms: vec![],
             http: None,
         },
         Interaction {
@@ -349,6 +350,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
             during: vec![],
             response: None,
             after: vec![],
+            delays_ms: vec![],
             http: None,
         },
     ];
@@ -393,6 +395,7 @@ fn echo_interaction(id: u64, key: u64) -> Interaction {
             "result": {"content": [{"type": "text", "text": format!("echo: {message}")}]},
         })),
         after: vec![],
+        delays_ms: vec![],
         http: None,
     }
 }

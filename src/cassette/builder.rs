@@ -5,6 +5,7 @@
 //! by exactly the code that builds a normal one.
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -64,6 +65,10 @@ pub struct Builder {
     server_requests: HashMap<String, Place>,
     /// The most recent client message.
     last_client: Option<usize>,
+    /// When each client message was seen, for timed observations.
+    client_at: Vec<Option<Duration>>,
+    /// When the message being filed was seen, if it was timed.
+    now: Option<Duration>,
 }
 
 /// The current time in UTC, RFC 3339, to the second: a recording's
@@ -88,6 +93,8 @@ impl Builder {
             progress: HashMap::new(),
             server_requests: HashMap::new(),
             last_client: None,
+            client_at: Vec::new(),
+            now: None,
         }
     }
 
@@ -118,6 +125,15 @@ impl Builder {
         if let Some(index) = self.in_flight.remove(&jsonrpc::id_key(request_id)) {
             self.close(index);
         }
+    }
+
+    /// Files one message seen `at` this long into the session, keeping the
+    /// timing `--pace recorded` replays over stdio (`delays_ms`). A session
+    /// is observed either all timed or all untimed.
+    pub fn observe_at(&mut self, direction: Direction, message: Value, at: Duration) {
+        self.now = Some(at);
+        self.observe(direction, message);
+        self.now = None;
     }
 
     /// Files one message. Messages that are not JSON-RPC are ignored: they
@@ -211,16 +227,19 @@ impl Builder {
             return;
         };
         self.interactions[index].response = Some(message);
+        self.note_delay(index);
         self.close(index);
     }
 
     fn push(&mut self, client: ClientMessage) {
         self.last_client = Some(self.interactions.len());
+        self.client_at.push(self.now);
         self.interactions.push(Interaction {
             client,
             during: Vec::new(),
             response: None,
             after: Vec::new(),
+            delays_ms: Vec::new(),
             http: None,
         });
     }
@@ -254,15 +273,36 @@ impl Builder {
     fn file(&mut self, place: Place, event: Event) -> Place {
         match place {
             Place::Opening(_) => self.opening.push(event),
-            Place::During(n, _) => self.interactions[n].during.push(event),
+            Place::During(n, _) => {
+                self.interactions[n].during.push(event);
+                self.note_delay(n);
+            }
             Place::After(n, _) => self.interactions[n].after.push(event),
         }
         place
     }
 
+    /// Notes how long after its client message interaction `index` got the
+    /// message just filed in `during` or as its response.
+    fn note_delay(&mut self, index: usize) {
+        if let (Some(now), Some(Some(asked))) = (self.now, self.client_at.get(index)) {
+            let delay = now.saturating_sub(*asked).as_millis();
+            let delay = u64::try_from(delay).unwrap_or(u64::MAX);
+            self.interactions[index].delays_ms.push(delay);
+        }
+    }
+
     /// The cassette recorded so far. Requests still in flight are kept,
     /// without a response.
-    pub fn finish(self) -> Cassette {
+    pub fn finish(mut self) -> Cassette {
+        // Timing matters between messages: a lone response keeps none, so
+        // that re-recording a plain exchange changes nothing in the file.
+        for interaction in &mut self.interactions {
+            let messages = interaction.during.len() + usize::from(interaction.response.is_some());
+            if interaction.during.is_empty() || interaction.delays_ms.len() != messages {
+                interaction.delays_ms.clear();
+            }
+        }
         let (protocol, server) = describe(&self.interactions);
         Cassette {
             format_version: FORMAT_VERSION,
@@ -465,6 +505,53 @@ mod tests {
         assert_eq!(b.completed(), 2);
         let c = b.finish();
         assert!(c.interactions[0].response.is_none());
+    }
+
+    #[test]
+    fn timed_sessions_keep_the_delays_of_interactions_with_traffic_during() {
+        let mut b = builder();
+        let ms = Duration::from_millis;
+        let meta = json!({"_meta": {"progressToken": "p"}});
+        b.observe_at(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            ms(5),
+        );
+        b.observe_at(S2C, json!({"jsonrpc": "2.0", "id": 1, "result": {}}), ms(7));
+        b.observe_at(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": meta}),
+            ms(10),
+        );
+        let progress = |n: u64| json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p", "progress": n}});
+        b.observe_at(S2C, progress(1), ms(30));
+        b.observe_at(S2C, progress(2), ms(60));
+        b.observe_at(
+            S2C,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
+            ms(75),
+        );
+        b.observe_at(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            ms(90),
+        );
+        let c = b.finish();
+        assert!(c.interactions[0].delays_ms.is_empty(), "a lone response");
+        assert_eq!(c.interactions[1].delays_ms, vec![20, 50, 65]);
+        assert_eq!(c.interactions[1].after.len(), 1);
+    }
+
+    #[test]
+    fn untimed_sessions_keep_no_delays() {
+        let mut b = builder();
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 1, "method": "a"}));
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
+        );
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        assert!(b.finish().interactions[0].delays_ms.is_empty());
     }
 
     #[test]

@@ -238,6 +238,12 @@ pub struct Interaction {
     /// message (e.g. `notifications/tools/list_changed` after `initialized`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<Event>,
+    /// Milliseconds from the client message to each message of `during`,
+    /// then to the response, for `--pace recorded` over stdio. Kept by
+    /// stdio recordings, for interactions with messages in `during` (over
+    /// HTTP the timing is in `http.delays_ms`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delays_ms: Vec<u64>,
     /// How the exchange travelled, for cassettes recorded over HTTP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpExchange>,
@@ -370,6 +376,7 @@ mod tests {
             ],
             response: Some(json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
             after: vec![],
+            delays_ms: vec![],
             http: None,
         };
         let text = serde_json::to_string(&interaction).unwrap();

@@ -190,8 +190,10 @@ pub struct ReplayArgs {
     /// printed on stdout.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
-    /// Timing of SSE events over HTTP: as fast as possible, or as recorded.
-    #[arg(long, value_parser = ["fast", "recorded"], default_value = "fast", requires = "listen")]
+    /// Timing of server messages: as fast as possible, or as recorded (the
+    /// delays between SSE events over HTTP; between notifications, server
+    /// requests and the response over stdio).
+    #[arg(long, value_parser = ["fast", "recorded"], default_value = "fast")]
     pub pace: String,
     /// How requests are matched.
     #[command(flatten)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::cassette;
-use mcpcassette::replay::{Engine, NewEpisodes, ReplayConfig, serve};
+use mcpcassette::replay::{Engine, NewEpisodes, Pace, ReplayConfig, StdioConfig, serve_with};
 use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::MatchArgs;
@@ -31,8 +31,9 @@ pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::R
         .enable_all()
         .build()?;
     let (summary, episodes) = runtime.block_on(async {
+        let config = StdioConfig::stdout(Pace::Fast);
         let (stdin, stdout) = process_stdio();
-        let summary = serve(engine.clone(), stdin, stdout)
+        let summary = serve_with(engine.clone(), stdin, stdout, config)
             .await
             .context("replay I/O failed")?;
         let episodes = upstream.finish().await.context("stopping the server")?;

@@ -8,7 +8,7 @@ use mcpcassette::cassette::{self, Cassette, Transport};
 use mcpcassette::matching::{Rules, Selector};
 use mcpcassette::redact;
 use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
-use mcpcassette::replay::{Engine, ReplayConfig, Summary, serve};
+use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, serve_with};
 use mcpcassette::transport::stdio::process_stdio;
 use serde_json::json;
 
@@ -20,7 +20,22 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let cassette = open(&args.cassette)?;
     match args.listen {
         Some(listen) => replay_http(cassette, &args, listen),
-        None => replay(cassette, &args.cassette, "replay", &args.matching),
+        None => replay_paced(
+            cassette,
+            &args.cassette,
+            "replay",
+            &args.matching,
+            pace(&args),
+        ),
+    }
+}
+
+/// `--pace` as given.
+fn pace(args: &ReplayArgs) -> Pace {
+    if args.pace == "recorded" {
+        Pace::Recorded
+    } else {
+        Pace::Fast
     }
 }
 
@@ -44,11 +59,7 @@ fn replay_http(
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
-    let pace = if args.pace == "recorded" {
-        Pace::Recorded
-    } else {
-        Pace::Fast
-    };
+    let pace = pace(args);
     let summary = super::until_signal(|shutdown| {
         serve_http(
             engine.clone(),
@@ -79,6 +90,17 @@ pub fn replay(
     mode: &str,
     matching: &MatchArgs,
 ) -> anyhow::Result<ExitCode> {
+    replay_paced(cassette, path, mode, matching, Pace::Fast)
+}
+
+/// [`replay`] at the given pace.
+fn replay_paced(
+    cassette: Cassette,
+    path: &Path,
+    mode: &str,
+    matching: &MatchArgs,
+    pace: Pace,
+) -> anyhow::Result<ExitCode> {
     let rules = resolve_rules(&cassette.rules, matching)?;
     let config = ReplayConfig {
         path: path.to_owned(),
@@ -88,20 +110,22 @@ pub fn replay(
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
-    let summary = serve_stdio(&engine)?;
+    let summary = serve_stdio(&engine, pace)?;
     finish(&engine, &summary, matching)
 }
 
-/// Runs the engine on this process's stdin and stdout.
-pub fn serve_stdio(engine: &std::sync::Arc<Engine>) -> anyhow::Result<Summary> {
+/// Runs the engine on this process's stdin and stdout; a response that
+/// follows notifications waits until the client has read them.
+pub fn serve_stdio(engine: &std::sync::Arc<Engine>, pace: Pace) -> anyhow::Result<Summary> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime
         .block_on(async {
+            let config = StdioConfig::stdout(pace);
             let (stdin, stdout) = process_stdio();
-            serve(engine.clone(), stdin, stdout).await
+            serve_with(engine.clone(), stdin, stdout, config).await
         })
         .context("replay I/O failed")
 }

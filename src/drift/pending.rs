@@ -517,6 +517,7 @@ mod tests {
             during: vec![],
             response: Some(json!({"jsonrpc": "2.0", "id": id, "result": {"n": id}})),
             after: vec![],
+            delays_ms: vec![],
             http: None,
         }
     }

@@ -1,5 +1,7 @@
 //! The tape: every line that passed through a recording, in order.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 use super::error::RecordError;
@@ -15,6 +17,10 @@ pub struct Tape {
     /// `None` once the tape is finished; later lines are not kept.
     journal: Option<Journal>,
     lines: Vec<(Direction, Vec<u8>)>,
+    /// When each line was taped, from the start: the timing replay's
+    /// `--pace recorded` keeps (the journal does not keep it).
+    times: Vec<Duration>,
+    started: Instant,
     journal_failed: bool,
     /// Masks secrets before a line is journalled or kept.
     redactor: Redactor,
@@ -26,6 +32,8 @@ impl Tape {
         Tape {
             journal: Some(journal),
             lines: Vec::new(),
+            times: Vec::new(),
+            started: Instant::now(),
             journal_failed: false,
             redactor,
         }
@@ -50,6 +58,7 @@ impl Tape {
             self.journal_failed = true;
         }
         self.lines.push((direction, line.into_owned()));
+        self.times.push(self.started.elapsed());
     }
 
     /// Copies of the lines taped after the first `from`, for the schema
@@ -65,9 +74,10 @@ impl Tape {
     /// not JSON were forwarded but cannot be recorded; each is reported.
     pub fn finish(&mut self, mut builder: Builder) -> Result<(Builder, Journal), RecordError> {
         let journal = self.journal.take().ok_or(RecordError::TapeFinished)?;
-        for (direction, line) in std::mem::take(&mut self.lines) {
+        let times = std::mem::take(&mut self.times);
+        for ((direction, line), at) in std::mem::take(&mut self.lines).into_iter().zip(times) {
             match serde_json::from_slice::<Value>(&line) {
-                Ok(message) => builder.observe(direction, message),
+                Ok(message) => builder.observe_at(direction, message, at),
                 Err(e) => tracing::warn!(
                     ?direction,
                     "forwarded a line that is not JSON ({e}); not recorded"

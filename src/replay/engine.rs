@@ -5,16 +5,21 @@
 //! recorded answer there: notifications first, in recorded order, with
 //! progress tokens rewritten; server-to-client requests with fresh ids,
 //! waiting for the client's answer; then the response with the live id.
+//! What a transport needs beyond that (a barrier before a response, the
+//! recorded timing) it asks for with its sink's [`Delivery`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::Instant;
 
+use super::pace::Pace;
 use super::report::{self, Miss};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
@@ -27,18 +32,50 @@ use crate::redact::Redactor;
 /// encoded JSON (one message per `Vec`, no newline).
 #[derive(Debug, Clone)]
 pub struct Sink {
-    /// Notifications and server-to-client requests.
+    /// Notifications and server-to-client requests (and barriers, when
+    /// `delivery` asks for them).
     pub events: mpsc::UnboundedSender<Vec<u8>>,
     /// The response (kept apart so a batch can gather its responses).
     pub responses: mpsc::UnboundedSender<Vec<u8>>,
+    /// What the transport asks of the engine beyond the messages.
+    pub delivery: Delivery,
 }
 
+/// What a transport asks of the engine beyond sending messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Send a [`BARRIER`] on `events` between the notifications an
+    /// interaction sends and its response, so that the transport can make
+    /// sure the client has read them before it writes the response (stdio:
+    /// see [`crate::replay::StdioConfig`]). Only interactions with
+    /// notifications before their response get one.
+    pub barriers: bool,
+    /// Keep the recorded timing of `during` and the response
+    /// ([`Interaction::delays_ms`], kept by stdio recordings). HTTP paces
+    /// SSE events itself and leaves this fast.
+    pub pace: Pace,
+}
+
+/// The barrier message: empty, so it can never be a JSON-RPC message. A
+/// transport that asked for barriers writes everything before it, and
+/// everything after it only once the client has taken what came before;
+/// it never writes the barrier itself.
+pub const BARRIER: &[u8] = b"";
+
 impl Sink {
-    /// A sink that sends everything down one channel, as stdio does.
+    /// A sink that sends everything down one channel, in order, with the
+    /// default delivery.
     pub fn single(channel: mpsc::UnboundedSender<Vec<u8>>) -> Self {
+        Self::ordered(channel, Delivery::default())
+    }
+
+    /// A sink that sends everything down one channel, in order, delivered
+    /// as `delivery` says.
+    pub fn ordered(channel: mpsc::UnboundedSender<Vec<u8>>, delivery: Delivery) -> Self {
         Sink {
             events: channel.clone(),
             responses: channel,
+            delivery,
         }
     }
 
@@ -48,6 +85,13 @@ impl Sink {
 
     fn respond(&self, message: &impl Serialize) {
         let _ = self.responses.send(encode(message));
+    }
+
+    /// A barrier, if the transport wants them.
+    fn barrier(&self) {
+        if self.delivery.barriers {
+            let _ = self.events.send(BARRIER.to_vec());
+        }
     }
 }
 
@@ -227,6 +271,7 @@ impl Engine {
         let batch_sink = Sink {
             events: sink.events.clone(),
             responses: tx,
+            delivery: sink.delivery,
         };
         for message in batch {
             self.handle_message(message, &batch_sink, tasks);
@@ -414,14 +459,16 @@ impl Engine {
     }
 
     /// Plays interaction `position` for the live client message: inline when
-    /// it needs nothing from the client, else as a task that a
-    /// `notifications/cancelled` naming the live request can abort.
+    /// it needs nothing from the client and no waiting, else as a task that
+    /// a `notifications/cancelled` naming the live request can abort.
     fn start(self: &Arc<Self>, position: usize, live: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
         let interaction = &self.cassette.interactions[position];
-        if !needs_client(&interaction.during) && !needs_client(&interaction.after) {
+        let paced = sink.delivery.pace == Pace::Recorded && !interaction.delays_ms.is_empty();
+        if !paced && !needs_client(&interaction.during) && !needs_client(&interaction.after) {
             play_now(interaction, &live, sink);
             return;
         }
+        let asked = Instant::now();
         let id = jsonrpc::id(&live).map(jsonrpc::id_key);
         let engine = Arc::clone(self);
         let sink = sink.clone();
@@ -430,7 +477,7 @@ impl Engine {
         let mut state = self.state();
         let task_id = id.clone();
         let handle = tasks.spawn(async move {
-            engine.play(position, &live, &sink).await;
+            engine.play(position, &live, &sink, asked).await;
             if let Some(id) = task_id {
                 engine.state().running.remove(&id);
             }
@@ -579,14 +626,29 @@ impl Engine {
         }
     }
 
-    /// Plays an interaction whose server-to-client requests need answers.
-    async fn play(&self, position: usize, live: &Value, sink: &Sink) {
+    /// Plays an interaction that needs answers from the client or keeps its
+    /// recorded timing; `asked` is when the live message arrived.
+    async fn play(&self, position: usize, live: &Value, sink: &Sink, asked: Instant) {
         let interaction = &self.cassette.interactions[position];
         let tokens = Tokens::new(interaction, live);
-        if !self.play_events(&interaction.during, &tokens, sink).await {
-            return;
+        let timing = Timing::new(interaction, sink, asked);
+        // Whether notifications went out that the client may not have read:
+        // its answer to a server request shows it read what came before.
+        let mut unread = false;
+        for (index, event) in interaction.during.iter().enumerate() {
+            timing.wait(index).await;
+            match self.play_event(event, &tokens, sink).await {
+                Played::Notified => unread = true,
+                Played::Dropped => {}
+                Played::Answered => unread = false,
+                Played::Unanswerable => return,
+            }
         }
         if let Some(response) = &interaction.response {
+            timing.wait(interaction.during.len()).await;
+            if unread {
+                sink.barrier();
+            }
             sink.respond(&WithId(response, jsonrpc::id(live)));
         }
         self.play_events(&interaction.after, &tokens, sink).await;
@@ -596,22 +658,23 @@ impl Engine {
     /// answer a server request.
     async fn play_events(&self, events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> bool {
         for event in events {
-            if !self.play_event(event, tokens, sink).await {
+            if self.play_event(event, tokens, sink).await == Played::Unanswerable {
                 return false;
             }
         }
         true
     }
 
-    /// Sends one event; returns false when the client can no longer answer.
-    async fn play_event(&self, event: &Event, tokens: &Tokens<'_>, sink: &Sink) -> bool {
+    /// Sends one event, waiting for the client's answer to a request.
+    async fn play_event(&self, event: &Event, tokens: &Tokens<'_>, sink: &Sink) -> Played {
         match event {
-            Event::Notification { notification } => {
-                if let Some(notification) = tokens.rewrite(notification) {
+            Event::Notification { notification } => match tokens.rewrite(notification) {
+                Some(notification) => {
                     sink.event(&notification);
+                    Played::Notified
                 }
-                true
-            }
+                None => Played::Dropped,
+            },
             Event::ServerRequest { server_request, .. } => {
                 let (tx, rx) = oneshot::channel();
                 let id = {
@@ -622,7 +685,10 @@ impl Engine {
                     id
                 };
                 sink.event(&WithId(server_request, Some(&id.into())));
-                rx.await.is_ok()
+                match rx.await {
+                    Ok(_) => Played::Answered,
+                    Err(_) => Played::Unanswerable,
+                }
             }
         }
     }
@@ -652,24 +718,68 @@ impl Engine {
     }
 }
 
+/// What sending one event did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Played {
+    /// A notification went out.
+    Notified,
+    /// A notification was left out (progress nobody asked for).
+    Dropped,
+    /// A server request went out and the client answered it.
+    Answered,
+    /// A server request went out and the client can no longer answer.
+    Unanswerable,
+}
+
 /// Plays an interaction that needs nothing from the client.
 fn play_now(interaction: &Interaction, live: &Value, sink: &Sink) {
     let tokens = Tokens::new(interaction, live);
-    send_notifications(&interaction.during, &tokens, sink);
+    let sent = send_notifications(&interaction.during, &tokens, sink);
     if let Some(response) = &interaction.response {
+        if sent > 0 {
+            sink.barrier();
+        }
         sink.respond(&WithId(response, jsonrpc::id(live)));
     }
     send_notifications(&interaction.after, &tokens, sink);
 }
 
 /// Sends the notifications among `events` (callers check there are no
-/// server requests).
-fn send_notifications(events: &[Event], tokens: &Tokens<'_>, sink: &Sink) {
+/// server requests); returns how many went out.
+fn send_notifications(events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> usize {
+    let mut sent = 0;
     for event in events {
         if let Event::Notification { notification } = event
             && let Some(notification) = tokens.rewrite(notification)
         {
             sink.event(&notification);
+            sent += 1;
+        }
+    }
+    sent
+}
+
+/// When each message of an interaction is due under `--pace recorded`.
+struct Timing<'a> {
+    asked: Instant,
+    /// Empty when the sink goes fast or nothing was timed.
+    delays: &'a [u64],
+}
+
+impl<'a> Timing<'a> {
+    fn new(interaction: &'a Interaction, sink: &Sink, asked: Instant) -> Self {
+        let paced = sink.delivery.pace == Pace::Recorded;
+        Timing {
+            asked,
+            delays: if paced { &interaction.delays_ms } else { &[] },
+        }
+    }
+
+    /// Waits until message `index` (of `during`, then the response) is due,
+    /// as long after the live message as it came after the recorded one.
+    async fn wait(&self, index: usize) {
+        if let Some(&delay) = self.delays.get(index) {
+            tokio::time::sleep_until(self.asked + Duration::from_millis(delay)).await;
         }
     }
 }

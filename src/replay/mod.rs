@@ -3,12 +3,14 @@
 mod engine;
 mod episodes;
 pub mod http;
+mod pace;
 mod report;
 mod stdio;
 mod upstream;
 
-pub use engine::{Engine, Handled, ReplayConfig, Sink, Summary};
+pub use engine::{BARRIER, Delivery, Engine, Handled, ReplayConfig, Sink, Summary};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
+pub use pace::Pace;
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER};
-pub use stdio::serve;
+pub use stdio::{Drain, StdioConfig, serve, serve_with};
 pub use upstream::{Forwarding, Upstream};

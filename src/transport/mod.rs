@@ -2,3 +2,4 @@
 
 pub(crate) mod http;
 pub mod stdio;
+pub mod unread;

@@ -2,6 +2,7 @@
 //! file). Each module tests one area; `support` holds the shared client.
 
 mod check;
+mod delivery;
 mod everything;
 mod fixture;
 mod http_interop;
@@ -25,5 +26,6 @@ mod schema_crosscheck;
 mod session;
 mod support;
 mod testkit;
+mod tsdk_progress;
 mod verify;
 mod verify_http;

@@ -49,6 +49,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use super::engine::{Engine, Summary};
+pub use super::pace::Pace;
 use server::Server;
 
 /// How long open connections get to finish after shutdown is asked for.
@@ -61,17 +62,6 @@ pub struct HttpReplayConfig {
     pub listen: SocketAddr,
     /// Whether SSE events keep their recorded timing.
     pub pace: Pace,
-}
-
-/// The timing of replayed SSE events.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Pace {
-    /// Every event as soon as it is ready.
-    #[default]
-    Fast,
-    /// Each event as long after its request as it came when recorded
-    /// (`http.delays_ms`); interactions without timings go fast.
-    Recorded,
 }
 
 /// Serves the engine over Streamable HTTP until `shutdown` resolves.

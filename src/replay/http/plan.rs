@@ -71,8 +71,11 @@ impl Plan {
                     issues_session: http.issued_session,
                 }
             }
+            // A stdio recording's timing is that of `during` and the
+            // response: the events of the stream replay makes of them.
             None => Plan {
                 shape: adaptive(interaction, accept),
+                delays: interaction.map(|i| i.delays_ms.clone()).unwrap_or_default(),
                 issues_session: true,
                 ..Plan::new(StatusCode::OK, open_ended)
             },
@@ -199,6 +202,13 @@ mod tests {
             Plan::for_request(Some(&progress), JSON_ONLY).shape,
             Shape::Json
         );
+        let timed = interaction(json!({
+            "request": call(),
+            "during": [{"notification": {"method": "notifications/progress"}}],
+            "response": {"id": 1, "result": {}},
+            "delays_ms": [5, 9],
+        }));
+        assert_eq!(Plan::for_request(Some(&timed), BOTH).delays, vec![5, 9]);
         let open = interaction(json!({"request": call()}));
         let plan = Plan::for_request(Some(&open), BOTH);
         assert!(plan.open_ended && plan.shape == Shape::Sse);
