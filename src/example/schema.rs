@@ -139,7 +139,7 @@ impl Walk<'_> {
             Some("string") => string(map, variant),
             Some("integer") => number(map, true, variant),
             Some("number") => number(map, false, variant),
-            Some("boolean") => json!(variant % 2 == 0),
+            Some("boolean") => json!(variant.is_multiple_of(2)),
             Some("null") => Value::Null,
             _ => any(variant),
         }
