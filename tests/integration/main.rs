@@ -23,6 +23,7 @@ mod rmcp_interop;
 mod run;
 mod schema_crosscheck;
 mod session;
+mod stub_interop;
 mod support;
 mod testkit;
 mod verify;
