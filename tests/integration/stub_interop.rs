@@ -1,7 +1,8 @@
 //! `stub` → `serve` → every tool called by the clients users run: the
-//! TypeScript SDK's `Client` (`tests/fixtures/stub/client.cjs`) and the
-//! Python `mcp` SDK's `ClientSession` (`tests/fixtures/stub/client.py`).
-//! Both validate a `tools/call` result against the tool's `outputSchema`
+//! TypeScript SDK's `Client` (`tests/fixtures/stub/client.cjs`), the
+//! Python `mcp` SDK's `ClientSession` (`tests/fixtures/stub/client.py`),
+//! both in the legacy era, and fastmcp's `Client`
+//! (`tests/fixtures/stub/fastmcp_client.py`, 2026-07-28). All validate a `tools/call` result against the tool's `outputSchema`
 //! and refuse one without `structuredContent`, so a stub of a server whose
 //! tools declare output schemas must answer with structured content the
 //! schemas accept.
@@ -11,13 +12,14 @@
 //! TypeScript SDK server whose output schemas use nested objects, `$defs`
 //! and `$ref`, formats, enums, bounds, arrays, nullables and
 //! `anyOf`/`oneOf`/`allOf`. Every fixture also gets a control: a copy of an
-//! outputSchema tool answering with text only, which both clients must
+//! outputSchema tool answering with text only, which every client must
 //! refuse (so a pass means they did validate) and `check` must flag.
 //!
 //! The packages are not vendored: `.ci/run` installs them and runs these
 //! tests (`--ignored stub_interop`) with `MCPCASSETTE_NODE_MODULES` (the
 //! `node_modules` holding `@modelcontextprotocol/sdk`),
-//! `MCPCASSETTE_EVERYTHING` and `MCPCASSETTE_PYTHON` set. Without them the
+//! `MCPCASSETTE_EVERYTHING`, `MCPCASSETTE_PYTHON` (with `mcp`) and
+//! `MCPCASSETTE_FASTMCP_PYTHON` (with `fastmcp`) set. Without them the
 //! tests fail rather than pass vacuously.
 
 use std::io::Read;
@@ -76,6 +78,13 @@ fn python() -> PathBuf {
     required(
         "MCPCASSETTE_PYTHON",
         "a Python interpreter with the `mcp` package (.ci/work/venv/bin/python)",
+    )
+}
+
+fn fastmcp_python() -> PathBuf {
+    required(
+        "MCPCASSETTE_FASTMCP_PYTHON",
+        "a Python interpreter with `fastmcp` 4.x (.ci/work/venv-fastmcp/bin/python)",
     )
 }
 
@@ -267,11 +276,12 @@ fn assert_every_tool_answered(client: &str, tools: &[FixtureTool], seen: &Value,
     }
 }
 
-/// Stubs `server`, serves the fixture, and has both SDK clients call every
-/// tool; returns the fixture's tools and what the TypeScript client saw.
+/// Stubs `server`, serves the fixture, and has the three clients call
+/// every tool; returns the fixture's tools and what the TypeScript client saw.
 fn stub_serve_and_call(server: &[String]) -> (Vec<FixtureTool>, Value) {
     let node_modules = node_modules();
     let python = python();
+    let fastmcp = fastmcp_python();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stub.json");
     let (tools, calls) = stub_with_control(server, &node_modules, &path);
@@ -309,11 +319,26 @@ fn stub_serve_and_call(server: &[String]) -> (Vec<FixtureTool>, Value) {
         &seen,
         "has an output schema but did not return structured content",
     );
+
+    // fastmcp's client speaks 2026-07-28 by default.
+    let mut fastmcp = Command::new(&fastmcp);
+    fastmcp
+        .arg(script("fastmcp_client.py"))
+        .arg(&calls_path)
+        .arg("--")
+        .args(&serve);
+    let seen = run_json(fastmcp, "the fastmcp client");
+    assert_every_tool_answered(
+        "the fastmcp client",
+        &tools,
+        &seen,
+        "has an output schema but did not return structured content",
+    );
     (tools, typescript)
 }
 
 #[test]
-#[ignore = "needs @modelcontextprotocol/sdk and server-everything from npm and the Python mcp SDK from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
+#[ignore = "needs @modelcontextprotocol/sdk and server-everything from npm and mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
 fn stub_interop_everything_stub_serves_every_tool_to_the_sdk_clients() {
     let server = [
         "node".to_owned(),
@@ -331,7 +356,7 @@ fn stub_interop_everything_stub_serves_every_tool_to_the_sdk_clients() {
 }
 
 #[test]
-#[ignore = "needs @modelcontextprotocol/sdk from npm and the Python mcp SDK from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
+#[ignore = "needs @modelcontextprotocol/sdk from npm and mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
 fn stub_interop_typed_ts_server_stub_serves_every_tool_to_the_sdk_clients() {
     let server = [
         "node".to_owned(),
