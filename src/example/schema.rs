@@ -19,6 +19,9 @@ use super::pattern;
 const SHALLOW: usize = 6;
 /// Nesting at which the walk stops (a `$ref` loop with required members).
 const DEEPEST: usize = 32;
+/// At most this many items, properties or characters are made for a
+/// minimum (a fixture must not exhaust memory over a typo).
+const LARGEST: u64 = 10_000;
 
 /// A value `schema` accepts: see the module documentation. A schema no
 /// value satisfies (or one the walk cannot satisfy) still gets its best
@@ -216,7 +219,8 @@ impl Walk<'_> {
         let least = map
             .get("minProperties")
             .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
+            .unwrap_or(0)
+            .min(LARGEST) as usize;
         let extra = map
             .get("additionalProperties")
             .unwrap_or(&Value::Bool(true));
@@ -254,7 +258,11 @@ impl Walk<'_> {
             (_, Some(Value::Array(prefix))) => (prefix.as_slice(), map.get("additionalItems")),
             (_, items) => (&[][..], items),
         };
-        let least = map.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let least = map
+            .get("minItems")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .min(LARGEST) as usize;
         let most = map
             .get("maxItems")
             .and_then(Value::as_u64)
@@ -413,7 +421,11 @@ fn type_of(map: &Map<String, Value>) -> Option<&str> {
 }
 
 fn string(map: &Map<String, Value>, variant: usize) -> Value {
-    let least = map.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let least = map
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        .min(LARGEST) as usize;
     let most = map
         .get("maxLength")
         .and_then(Value::as_u64)

@@ -227,6 +227,26 @@ fn combinators_refs_and_nullables() {
 }
 
 #[test]
+fn absurd_minimums_are_capped_not_allocated() {
+    let value = from_schema(&json!({"type": "array", "minItems": 4_000_000_000u64}));
+    assert_eq!(value.as_array().unwrap().len(), 10_000);
+    let value = from_schema(&json!({"type": "string", "minLength": 4_000_000_000u64}));
+    assert_eq!(value.as_str().unwrap().len(), 10_000);
+    // Unsupported patterns (look-around) and unsatisfiable schemas still
+    // give a value, which `accepts` then rejects.
+    assert_eq!(
+        from_schema(&json!({"type": "string", "pattern": "^(?=a)b$"})),
+        "example"
+    );
+    let impossible = json!({"type": "string", "minLength": 3, "maxLength": 1});
+    assert_eq!(accepts(&impossible, &from_schema(&impossible)), Some(false));
+    assert_eq!(
+        accepts(&json!({"$ref": "https://example.com/s.json"}), &json!(1)),
+        None
+    );
+}
+
+#[test]
 fn results_are_valid_for_their_method() {
     let schema = json!({
         "type": "object",
