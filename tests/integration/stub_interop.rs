@@ -17,6 +17,9 @@
 //! outputSchema tool answering with text only, which every client must
 //! refuse (so a pass means they did validate) and `check` must flag.
 //!
+//! (Test names avoid "everything", which `.ci/run`'s server-everything
+//! group selects with fewer packages installed.)
+//!
 //! The packages are not vendored: `.ci/run` installs them and runs these
 //! tests (`--ignored stub_interop`) with `MCPCASSETTE_NODE_MODULES` (the
 //! `node_modules` holding `@modelcontextprotocol/sdk`, the Inspector and
@@ -414,7 +417,7 @@ fn inspector_calls(node_modules: &Path, serve: &[String], tools: &[FixtureTool],
 
 #[test]
 #[ignore = "needs @modelcontextprotocol/sdk and server-everything from npm the Inspector and Node 22 from npm, mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
-fn stub_interop_everything_stub_serves_every_tool_to_the_sdk_clients() {
+fn stub_interop_reference_server_stub_serves_every_tool_to_the_clients() {
     let server = [
         "node".to_owned(),
         everything_js().display().to_string(),
@@ -432,7 +435,7 @@ fn stub_interop_everything_stub_serves_every_tool_to_the_sdk_clients() {
 
 #[test]
 #[ignore = "needs @modelcontextprotocol/sdk from npm the Inspector and Node 22 from npm, mcp and fastmcp from PyPI; .ci/run installs them and runs ignored stub_interop tests"]
-fn stub_interop_typed_ts_server_stub_serves_every_tool_to_the_sdk_clients() {
+fn stub_interop_typed_ts_server_stub_serves_every_tool_to_the_clients() {
     let server = [
         "node".to_owned(),
         script("typed_server.cjs").display().to_string(),
