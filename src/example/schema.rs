@@ -298,9 +298,9 @@ impl Walk<'_> {
         Value::Array(items)
     }
 
-    /// What a `$ref` within the root points at (`#`, `#/$defs/x`, any JSON
-    /// pointer, or an anchor-free `$id`-less fragment); `None` for anything
-    /// else (other documents, the network).
+    /// What a `$ref` within the root points at (`#`, `#/$defs/x`, any
+    /// JSON pointer fragment); `None` for anything else (anchors, other
+    /// documents, the network).
     fn resolve(&self, target: &str) -> Option<&Value> {
         let pointer = target.strip_prefix('#')?;
         let pointer = percent_encoding::percent_decode_str(pointer)
@@ -327,7 +327,8 @@ impl Walk<'_> {
     }
 
     /// Whether `schema` (a part of the root, which its `$ref`s may name)
-    /// accepts `value`; a part that does not compile on its own is taken to.
+    /// accepts `value`; a part that does not compile on its own is assumed
+    /// to (the whole value is validated at the end anyway).
     fn fits(&self, schema: &Value, value: &Value) -> bool {
         let mut wrapped = match schema {
             Value::Object(map) => map.clone(),
