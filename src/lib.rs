@@ -12,6 +12,8 @@
 //!   validate cassette files.
 //! - [`inspect`] watches live traffic through a passthrough proxy: each
 //!   message, latencies, schema violations, and a summary.
+//! - [`example`] makes values a JSON Schema accepts and results valid for
+//!   an MCP method, for stand-ins that answer without a server.
 //! - [`fixture`] reads hand-written MCP servers (fixtures) and answers
 //!   from them.
 //! - [`mock`] is a programmable MCP server for tests: it fails, hangs or
@@ -21,6 +23,7 @@
 pub mod cassette;
 pub mod check;
 pub mod drift;
+pub mod example;
 pub mod fixture;
 pub mod inspect;
 pub mod jsonrpc;

@@ -63,6 +63,9 @@ pub enum Code {
     ResultType,
     /// Recorded tool arguments break the tool's advertised `inputSchema`.
     ToolArguments,
+    /// A `tools/call` result lacks the `structuredContent` the tool's
+    /// `outputSchema` calls for, or carries one the schema rejects.
+    StructuredContent,
     /// A message breaks the official schema given with `--schema`.
     OfficialSchema,
     /// A response that pairs with no request.
@@ -81,7 +84,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in table order (the README's table follows it).
-    pub const ALL: [Code; 27] = [
+    pub const ALL: [Code; 28] = [
         Code::Truncated,
         Code::ConflictMarkers,
         Code::InvalidJson,
@@ -103,6 +106,7 @@ impl Code {
         Code::ResultType,
         Code::ToolArguments,
         Code::OfficialSchema,
+        Code::StructuredContent,
         Code::Unpaired,
         Code::Duplicate,
         Code::Contradictory,
@@ -135,6 +139,7 @@ impl Code {
             Code::ResultType => "MC208",
             Code::ToolArguments => "MC209",
             Code::OfficialSchema => "MC210",
+            Code::StructuredContent => "MC211",
             Code::Unpaired => "MC301",
             Code::Duplicate => "MC302",
             Code::Contradictory => "MC303",
@@ -168,6 +173,7 @@ impl Code {
             Code::ResultType => "result-type",
             Code::ToolArguments => "tool-arguments",
             Code::OfficialSchema => "official-schema",
+            Code::StructuredContent => "structured-content",
             Code::Unpaired => "unpaired",
             Code::Duplicate => "duplicate",
             Code::Contradictory => "contradictory",
@@ -229,6 +235,9 @@ impl Code {
                 "the client sent arguments the server's own inputSchema rejects; fix the client or the schema"
             }
             Code::OfficialSchema => "see the official schema's definition named in the message",
+            Code::StructuredContent => {
+                "a tool with an outputSchema answers with `structuredContent` the schema accepts (SDK clients reject anything else); the text content may carry the same JSON"
+            }
             Code::Unpaired => "a response's id must equal its request's id",
             Code::Duplicate => {
                 "remove the copy, or keep it if the server is expected to answer the same request twice"
@@ -268,6 +277,7 @@ impl From<ViolationKind> for Code {
             ViolationKind::ResultType => Code::ResultType,
             ViolationKind::ToolArguments => Code::ToolArguments,
             ViolationKind::OfficialSchema => Code::OfficialSchema,
+            ViolationKind::StructuredContent => Code::StructuredContent,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `check` for fixtures (docs/fixture-format.md): structure and version,
 //! every definition and answer against the MCP shapes of the newest
-//! protocol version the fixture speaks, cases that can never match valid
-//! tool arguments or never answer, duplicate names, and secrets.
+//! protocol version the fixture speaks, tool answers against the tool's
+//! `outputSchema`, cases that can never match valid tool arguments or never
+//! answer, duplicate names, and secrets.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,7 +14,7 @@ use super::messages::push_violations;
 use super::{CheckConfig, Lines};
 use crate::fixture::{self, Fixture, FixtureCase, FixtureError};
 use crate::matching::is_subset;
-use crate::schema::{self, Shape, ToolArguments, Violation};
+use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation};
 
 /// Every finding for a document that [`fixture::is_fixture`], lines filled
 /// in.
@@ -74,6 +75,7 @@ fn contents(fixture: &Fixture, config: &CheckConfig, findings: &mut Vec<Finding>
     duplicates(fixture, findings);
     unreachable(fixture, findings);
     tool_arguments(fixture, findings);
+    tool_outputs(fixture, findings);
     let spoken = fixture.versions();
     let newest = schema::VERSIONS
         .iter()
@@ -240,6 +242,52 @@ fn tool_arguments(fixture: &Fixture, findings: &mut Vec<Finding>) {
                         "this case of `{name}` can never match: tool arguments are an object, so `when` must be one"
                     ),
                 )),
+            }
+        }
+    }
+}
+
+/// Answers of tools with an `outputSchema`: each case's and fallback
+/// `result` must carry `structuredContent` the schema accepts, and so must
+/// the generated result when it answers (no fallback).
+fn tool_outputs(fixture: &Fixture, findings: &mut Vec<Finding>) {
+    for (t, tool) in fixture.tools.iter().enumerate() {
+        let Some(schema) = tool.definition.get("outputSchema") else {
+            continue;
+        };
+        // An invalid schema is reported by the shape check.
+        let Ok(output) = ToolOutput::new(schema) else {
+            continue;
+        };
+        let name = tool.name().unwrap_or("?");
+        let mut judge = |pointer: String, result: &Value, what: &str| {
+            for violation in output.check(result) {
+                findings.push(Finding::new(
+                    Code::StructuredContent,
+                    format!("{pointer}{}", violation.pointer),
+                    format!("{what} of `{name}`: {}", violation.message),
+                ));
+            }
+        };
+        for (j, case) in tool.cases.iter().enumerate() {
+            if let Some(result) = &case.result {
+                judge(format!("/tools/{t}/cases/{j}/result"), result, "this case");
+            }
+        }
+        match (&tool.result, &tool.error) {
+            (Some(result), _) => judge(format!("/tools/{t}/result"), result, "the fallback result"),
+            (None, Some(_)) => {}
+            (None, None) => {
+                let generated = crate::example::tool_result(Some(schema), "");
+                if !output.check(&generated).is_empty() {
+                    findings.push(Finding::new(
+                        Code::StructuredContent,
+                        format!("/tools/{t}/outputSchema"),
+                        format!(
+                            "no value generated from the outputSchema of `{name}` satisfies it, so the generated result would break it: give the tool a `result`"
+                        ),
+                    ));
+                }
             }
         }
     }

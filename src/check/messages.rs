@@ -1,7 +1,7 @@
 //! Per-message checks: the JSON-RPC envelope, MCP shapes for the
 //! cassette's protocol version, pairing of responses with requests, tool
-//! arguments against the advertised `inputSchema`, and (on request) the
-//! official schema.
+//! arguments against the advertised `inputSchema`, tool results against the
+//! advertised `outputSchema`, and (on request) the official schema.
 
 use std::collections::HashMap;
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::CheckConfig;
 use super::findings::{Code, Finding};
 use crate::cassette::{Cassette, ClientMessage, Event};
-use crate::schema::{self, ToolArguments, Violation};
+use crate::schema::{self, ToolArguments, ToolOutput, Violation};
 
 /// One message of a cassette, where it sits, and what it answers.
 pub struct Located<'a> {
@@ -213,6 +213,77 @@ pub fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
                 format!("arguments to `{name}`: {}", violation.message),
             ));
         }
+    }
+}
+
+/// The `outputSchema` of each tool the recorded `tools/list` answers
+/// advertise, compiled (`None`: it does not compile, which the shape check
+/// reports). Tools without one are absent.
+pub fn output_schemas(cassette: &Cassette) -> HashMap<&str, Option<ToolOutput>> {
+    let mut tools = HashMap::new();
+    for interaction in &cassette.interactions {
+        if interaction.method() != "tools/list" {
+            continue;
+        }
+        let listed = interaction
+            .response
+            .as_ref()
+            .and_then(|r| r.pointer("/result/tools"))
+            .and_then(Value::as_array);
+        for tool in listed.into_iter().flatten() {
+            if let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("outputSchema"),
+            ) {
+                tools.insert(name, ToolOutput::new(schema).ok());
+            }
+        }
+    }
+    tools
+}
+
+/// Findings for a `tools/call` result of `name` (at `pointer`, which holds
+/// the result) that its tool's `outputSchema` rejects.
+pub fn tool_output(
+    outputs: &HashMap<&str, Option<ToolOutput>>,
+    name: &str,
+    result: &Value,
+    pointer: &str,
+    findings: &mut Vec<Finding>,
+) {
+    let Some(Some(output)) = outputs.get(name) else {
+        return;
+    };
+    for violation in output.check(result) {
+        findings.push(Finding::new(
+            Code::StructuredContent,
+            format!("{pointer}{}", violation.pointer),
+            format!("the result of `{name}`: {}", violation.message),
+        ));
+    }
+}
+
+/// Recorded `tools/call` results against the `outputSchema` of the tool
+/// as the recorded `tools/list` advertised it.
+pub fn tool_results(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    let outputs = output_schemas(cassette);
+    if outputs.is_empty() {
+        return;
+    }
+    for (i, interaction) in cassette.interactions.iter().enumerate() {
+        let (Some(request), Some(result)) = (
+            interaction
+                .request()
+                .filter(|_| interaction.method() == "tools/call"),
+            interaction.response.as_ref().and_then(|r| r.get("result")),
+        ) else {
+            continue;
+        };
+        let Some(name) = request.pointer("/params/name").and_then(Value::as_str) else {
+            continue;
+        };
+        let pointer = format!("/interactions/{i}/response/result");
+        tool_output(&outputs, name, result, &pointer, findings);
     }
 }
 

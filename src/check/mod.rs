@@ -3,7 +3,7 @@
 //! A file is read as text first (conflict markers, truncation, syntax,
 //! format version, structure); a file that passes is checked message by
 //! message (JSON-RPC envelope, MCP shapes of the recorded protocol version,
-//! pairing, tool arguments, optionally an official schema) and as a whole
+//! pairing, tool arguments and results, optionally an official schema) and as a whole
 //! (duplicates, contradictions, hand-written cases, secrets). Every finding
 //! has a stable [`Code`], a [`Severity`], a line and a JSON pointer.
 //! Fixtures (files with `fixture_version`) get checks of their own: see
@@ -103,6 +103,7 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
             messages::shapes(&cassette, config, &mut findings);
             messages::pairing(&cassette, &mut findings);
             messages::tool_arguments(&cassette, &mut findings);
+            messages::tool_results(&cassette, &mut findings);
             structure::duplicates(&cassette, &mut findings);
             structure::contradictions(&cassette, &mut findings);
             let version = cassette

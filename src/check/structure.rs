@@ -78,10 +78,12 @@ pub fn contradictions(cassette: &Cassette, findings: &mut Vec<Finding>) {
 }
 
 /// Hand-written cases: shadowed by an earlier case, for something the
-/// recorded server does not offer, or answering with a malformed result.
+/// recorded server does not offer, or answering with a malformed result
+/// (for a tool, one its recorded `outputSchema` rejects).
 pub fn cases(cassette: &Cassette, version: Option<&str>, findings: &mut Vec<Finding>) {
     let cases = &cassette.rules.cases;
     let listed_tools = listed_tools(cassette);
+    let outputs = super::messages::output_schemas(cassette);
     for (j, case) in cases.iter().enumerate() {
         let pointer = format!("/rules/cases/{j}");
         let when = if case.when.is_null() {
@@ -115,6 +117,15 @@ pub fn cases(cassette: &Cassette, version: Option<&str>, findings: &mut Vec<Find
                 pointer.clone(),
                 format!("case {j} can never be used: {why}"),
             ));
+        }
+        // A case for one tool answers as that tool: with what its
+        // outputSchema calls for.
+        if case.method == "tools/call"
+            && let (Some(name), Some(result)) =
+                (when.get("name").and_then(Value::as_str), &case.result)
+        {
+            let pointer = format!("{pointer}/result");
+            super::messages::tool_output(&outputs, name, result, &pointer, findings);
         }
         if let Some(version) = version {
             let response = match (&case.result, &case.error) {

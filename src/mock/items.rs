@@ -78,6 +78,11 @@ impl Tool {
         string(&self.0, "name")
     }
 
+    /// Its `outputSchema`, if it declares one.
+    pub(crate) fn declared_output_schema(&self) -> Option<&Value> {
+        self.0.get("outputSchema")
+    }
+
     /// The definition `tools/list` shows.
     pub fn to_value(&self) -> Value {
         Value::Object(self.0.clone())

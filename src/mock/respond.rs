@@ -87,8 +87,10 @@ impl Respond {
     }
 
     /// Answers with one piece of text, shaped for what is asked: a tool's
-    /// text content, a resource's text contents (with its URI and MIME
-    /// type), a prompt's single user message, or a single completion value.
+    /// text content (plus, for a tool with an `outputSchema`,
+    /// `structuredContent` the schema accepts, as SDK clients require), a
+    /// resource's text contents (with its URI and MIME type), a prompt's
+    /// single user message, or a single completion value.
     pub fn text(text: &str) -> Respond {
         Respond::new(Answer::Text(text.to_owned()))
     }
@@ -190,8 +192,15 @@ impl Context {
 /// What is being answered, for [`Respond::text`] and error messages.
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
-    Tool(String),
-    Resource { uri: String, mime: Option<String> },
+    Tool {
+        name: String,
+        /// Its `outputSchema`, for the `structuredContent` of text answers.
+        output_schema: Option<Value>,
+    },
+    Resource {
+        uri: String,
+        mime: Option<String>,
+    },
     Prompt(String),
     Completion,
 }
@@ -200,7 +209,7 @@ impl Target {
     /// How error messages name it: "tool `echo`".
     pub(crate) fn label(&self) -> String {
         match self {
-            Target::Tool(name) => format!("tool `{name}`"),
+            Target::Tool { name, .. } => format!("tool `{name}`"),
             Target::Resource { uri, .. } => format!("resource `{uri}`"),
             Target::Prompt(name) => format!("prompt `{name}`"),
             Target::Completion => "completion handler".to_owned(),
@@ -209,7 +218,13 @@ impl Target {
 
     fn text(&self, text: &str) -> Value {
         match self {
-            Target::Tool(_) => json!({"content": [{"type": "text", "text": text}]}),
+            Target::Tool { output_schema, .. } => {
+                let mut result = json!({"content": [{"type": "text", "text": text}]});
+                if let Some(schema) = output_schema {
+                    result["structuredContent"] = crate::example::from_schema(schema);
+                }
+                result
+            }
             Target::Resource { uri, mime } => {
                 let mut contents = json!({"uri": uri});
                 if let Some(mime) = mime {

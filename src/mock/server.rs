@@ -592,9 +592,9 @@ impl MockServer {
                 .tools
                 .iter()
                 .find(|(t, _)| t.name() == name)
-                .map(|(_, e)| Arc::clone(e))
+                .map(|(t, e)| (t.declared_output_schema().cloned(), Arc::clone(e)))
         });
-        let (Some(name), Some(entry)) = (name, found) else {
+        let (Some(name), Some((output_schema, entry))) = (name, found) else {
             let known: Vec<String> = lock(&self.inner.registry)
                 .tools
                 .iter()
@@ -609,7 +609,11 @@ impl MockServer {
         };
         let arguments = asked.params.get("arguments").cloned();
         let input = arguments.unwrap_or_else(|| json!({}));
-        self.answer(asked, &entry, Target::Tool(name.to_owned()), input)
+        let target = Target::Tool {
+            name: name.to_owned(),
+            output_schema,
+        };
+        self.answer(asked, &entry, target, input)
     }
 
     fn get_prompt(&self, asked: &Asked<'_>) -> Step {

@@ -470,22 +470,48 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
         "Record the requests that are missing, keeping the rest:\nmcpcassette run --mode new-episodes --cassette {path} -- {server}"
     ));
     fixes.push(format!("Re-record the whole cassette:\nMCPCASSETTE_MODE=all mcpcassette run --cassette {path} -- {server}"));
-    let mut case = json!({"method": miss.method, "when": miss.params.as_ref().map(|p| {
-        let mut p = p.clone();
-        if let Some(o) = p.as_object_mut() { o.remove("_meta"); }
-        p
-    }), "result": {}});
-    if miss.params.is_none() {
-        case.as_object_mut().map(|o| o.remove("when"));
-    }
     fixes.push(format!(
         "Answer it by hand: add a case to the cassette's \"rules\":\n\"cases\": [{}]",
-        serde_json::to_string(&case).unwrap_or_default()
+        serde_json::to_string(&suggested_case(cassette, miss)).unwrap_or_default()
     ));
     if command.iter().any(|a| a.contains(crate::redact::MASK)) {
         fixes.push("The recorded server command has masked secrets: put them back before running the commands above.".to_owned());
     }
     fixes
+}
+
+/// A hand-written case answering the missed request: `when` its params
+/// (without `_meta`), and a result valid for its method with a placeholder
+/// to fill in; for `tools/call` one that satisfies the tool's
+/// `outputSchema` when the recorded `tools/list` declares one, so `check`
+/// passes it and SDK clients accept it ([`crate::example::method_result`]).
+/// In a 2026-07-28 cassette the result carries its `resultType`.
+fn suggested_case(cassette: &Cassette, miss: &Miss) -> Value {
+    let when = miss.params.as_ref().map(|params| {
+        let mut params = params.clone();
+        if let Some(object) = params.as_object_mut() {
+            object.remove("_meta");
+        }
+        params
+    });
+    let tools: Vec<Value> = cassette
+        .interactions
+        .iter()
+        .filter(|i| i.method() == "tools/list")
+        .filter_map(|i| i.response.as_ref()?.pointer("/result/tools")?.as_array())
+        .flatten()
+        .cloned()
+        .collect();
+    let mut result = crate::example::method_result(&miss.method, when.as_ref(), &tools);
+    if cassette.protocol.era == crate::protocol::Era::Modern {
+        result = crate::fixture::modern_result(&miss.method, result);
+    }
+    let mut case = json!({"method": miss.method});
+    if let Some(when) = when {
+        case["when"] = when;
+    }
+    case["result"] = result;
+    case
 }
 
 /// Quotes a shell word when it needs it.

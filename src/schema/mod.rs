@@ -5,7 +5,8 @@
 //! table per concern, each row carrying the protocol versions it applies
 //! to. [`check_message`] judges a whole message (JSON-RPC envelope
 //! included), [`check_shape`] one definition on its own, [`ToolArguments`]
-//! recorded tool arguments. [`official::OfficialSchema`] validates against a
+//! recorded tool arguments, [`ToolOutput`] tool results against an
+//! `outputSchema`. [`official::OfficialSchema`] validates against a
 //! schema.json from the specification instead.
 
 mod catalog;
@@ -25,7 +26,7 @@ mod violation;
 
 use serde_json::Value;
 
-pub use tools::ToolArguments;
+pub use tools::{ToolArguments, ToolOutput};
 pub use violation::{Violation, ViolationKind};
 
 use engine::{Ty, Walker};

@@ -193,6 +193,81 @@ impl ToolArguments {
     }
 }
 
+/// Validates `tools/call` results against one tool's `outputSchema`,
+/// compiled once, as the SDK clients do: a result that is not an error must
+/// carry `structuredContent`, and any `structuredContent` must satisfy the
+/// schema (formats are annotations, as in the clients' validators).
+#[derive(Debug)]
+pub struct ToolOutput {
+    validator: jsonschema::Validator,
+}
+
+impl ToolOutput {
+    /// Compiles `output_schema`; a schema that does not compile is an
+    /// [`InputSchema`] violation (the kind for both of a tool's schemas).
+    pub fn new(output_schema: &Value) -> Result<ToolOutput, Violation> {
+        // As its `$schema` says, else 2020-12, else draft-07 (legacy MCP's
+        // default, with tuple `items`).
+        jsonschema::options()
+            .build(output_schema)
+            .or_else(|error| {
+                jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft7)
+                    .build(output_schema)
+                    .map_err(|_| error)
+            })
+            .map(|validator| ToolOutput { validator })
+            .map_err(|error| {
+                Violation::new(
+                    InputSchema,
+                    error.instance_path().as_str(),
+                    format!("the outputSchema cannot be compiled: {error}"),
+                )
+            })
+    }
+
+    /// The ways `result` (a `tools/call` result) breaks the schema
+    /// ([`StructuredContent`](ViolationKind::StructuredContent) violations,
+    /// pointers rooted at the result). Results that are not complete
+    /// (2026-07-28 `input_required`, tasks) are not judged.
+    pub fn check(&self, result: &Value) -> Vec<Violation> {
+        let complete = result
+            .get("resultType")
+            .is_none_or(|kind| kind == "complete");
+        if !result.is_object() || !complete {
+            return Vec::new();
+        }
+        let is_error = result.get("isError") == Some(&Value::Bool(true));
+        let Some(structured) = result.get("structuredContent") else {
+            if is_error {
+                return Vec::new();
+            }
+            return vec![Violation::new(
+                ViolationKind::StructuredContent,
+                "/structuredContent",
+                "the tool declares an outputSchema, but the result has no `structuredContent` \
+                 (SDK clients reject it)",
+            )];
+        };
+        self.validator
+            .iter_errors(structured)
+            .map(|error| {
+                let at = error.instance_path().as_str().to_owned();
+                let message = if at.is_empty() {
+                    format!("`structuredContent` breaks the outputSchema: {error}")
+                } else {
+                    format!("`structuredContent{at}` breaks the outputSchema: {error}")
+                };
+                Violation::new(
+                    ViolationKind::StructuredContent,
+                    format!("/structuredContent{at}"),
+                    message,
+                )
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,5 +335,51 @@ mod tests {
         let bad = ToolArguments::new(&json!({"type": "bogus"})).unwrap_err();
         assert_eq!(bad.kind, InputSchema);
         assert!(ToolArguments::new(&json!({"$ref": "https://example.com/s.json"})).is_err());
+    }
+
+    #[test]
+    fn results_are_checked_against_the_output_schema() {
+        let schema = json!({"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]});
+        let output = ToolOutput::new(&schema).unwrap();
+        let text = json!([{"type": "text", "text": "3"}]);
+        assert!(
+            output
+                .check(&json!({"content": text, "structuredContent": {"sum": 3}}))
+                .is_empty()
+        );
+        let missing = output.check(&json!({"content": text}));
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].kind, ViolationKind::StructuredContent);
+        assert_eq!(missing[0].pointer, "/structuredContent");
+        let wrong = output.check(&json!({"content": text, "structuredContent": {"sum": "3"}}));
+        assert_eq!(wrong[0].pointer, "/structuredContent/sum");
+        assert!(
+            wrong[0].message.contains("breaks the outputSchema"),
+            "{}",
+            wrong[0]
+        );
+        assert_eq!(
+            output.check(&json!({"content": text, "structuredContent": {}}))[0].pointer,
+            "/structuredContent"
+        );
+        // Errors need none, but what they carry must still fit; results
+        // still waiting for input are not judged.
+        assert!(
+            output
+                .check(&json!({"content": text, "isError": true}))
+                .is_empty()
+        );
+        assert_eq!(
+            output
+                .check(&json!({"content": text, "isError": true, "structuredContent": 1}))
+                .len(),
+            1
+        );
+        assert!(
+            output
+                .check(&json!({"resultType": "input_required"}))
+                .is_empty()
+        );
+        assert!(ToolOutput::new(&json!({"type": "bogus"})).is_err());
     }
 }

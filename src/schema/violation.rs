@@ -43,6 +43,9 @@ pub enum ViolationKind {
     ResultType,
     /// Recorded tool arguments do not satisfy the tool's `inputSchema`.
     ToolArguments,
+    /// A `tools/call` result of a tool with an `outputSchema` has no
+    /// `structuredContent`, or one the schema rejects.
+    StructuredContent,
     /// The message breaks the official schema.json it was checked against.
     OfficialSchema,
 }

@@ -123,6 +123,12 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
         (Code::ToolArguments, "demo-legacy.json", |d| {
             call(d, "add")["request"]["params"]["arguments"]["a"] = json!("two")
         }),
+        (Code::StructuredContent, "demo-legacy.json", |d| {
+            let result = call(d, "add")["response"]["result"]
+                .as_object_mut()
+                .unwrap();
+            result.remove("structuredContent");
+        }),
         (Code::Unpaired, "demo-legacy.json", |d| {
             interaction(d, "ping")["response"]["id"] = json!(999)
         }),
@@ -176,6 +182,78 @@ fn text_mutations() -> Vec<(Code, TextMutation)> {
 
 fn codes(report: &FileReport) -> BTreeSet<Code> {
     report.findings.iter().map(|f| f.code).collect()
+}
+
+/// A hand-written case for a tool whose recorded `tools/list` declares an
+/// outputSchema answers as the tool must: with `structuredContent` the
+/// schema accepts. Recorded results are held to the same.
+#[test]
+fn tool_results_and_cases_must_satisfy_the_output_schema() {
+    let text = [json!({"type": "text", "text": "42"})];
+    let findings = |cases: Value, structured: Option<Value>| {
+        let mut doc: Value = serde_json::from_str(&shipped("demo-legacy.json")).unwrap();
+        doc["rules"] = json!({ "cases": cases });
+        if let Some(structured) = structured {
+            call(&mut doc, "add")["response"]["result"]["structuredContent"] = structured;
+        }
+        let report = check_str(
+            &serde_json::to_string_pretty(&doc).unwrap(),
+            &CheckConfig::default(),
+        );
+        report
+            .findings
+            .into_iter()
+            .filter(|f| f.code == Code::StructuredContent)
+            .map(|f| (f.pointer, f.line.is_some()))
+            .collect::<Vec<_>>()
+    };
+    let good = json!({"content": text, "structuredContent": {"sum": 3}});
+    assert!(
+        findings(
+            json!([{"method": "tools/call", "when": {"name": "add"}, "result": good}]),
+            None
+        )
+        .is_empty()
+    );
+    // Missing: the SDK clients reject the call.
+    assert_eq!(
+        findings(
+            json!([{"method": "tools/call", "when": {"name": "add", "arguments": {"a": 1}}, "result": {"content": text}}]),
+            None
+        ),
+        [("/rules/cases/0/result/structuredContent".to_owned(), true)]
+    );
+    // Of the wrong type, in a case and in the recording.
+    assert_eq!(
+        findings(
+            json!([{"method": "tools/call", "when": {"name": "add"}, "result": {"content": text, "structuredContent": {"sum": "3"}}}]),
+            Some(json!({"total": 42}))
+        ),
+        [
+            (
+                "/interactions/5/response/result/structuredContent".to_owned(),
+                true
+            ),
+            (
+                "/rules/cases/0/result/structuredContent/sum".to_owned(),
+                true
+            ),
+        ]
+    );
+    // Tools without an outputSchema, errors, and cases for no tool in
+    // particular are not held to one.
+    assert!(
+        findings(
+            json!([
+                {"method": "tools/call", "when": {"name": "echo"}, "result": {"content": text}},
+                {"method": "tools/call", "when": {"name": "add", "arguments": {"b": 0}},
+                 "result": {"content": text, "isError": true}},
+                {"method": "tools/call", "result": {"content": text}}
+            ]),
+            None
+        )
+        .is_empty()
+    );
 }
 
 #[test]

@@ -246,6 +246,30 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
         (Code::ToolArguments, "/tools/0/cases/0/when/units", |d| {
             d["tools"][0]["cases"][0]["when"] = json!({"units": "kelvin"})
         }),
+        // A tool with an outputSchema: answers without structuredContent,
+        // with one the schema rejects, and a schema nothing generated meets.
+        (
+            Code::StructuredContent,
+            "/tools/0/result/structuredContent",
+            |d| {
+                d["tools"][0]["outputSchema"] = json!({"type": "object",
+                "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]})
+            },
+        ),
+        (
+            Code::StructuredContent,
+            "/tools/0/cases/0/result/structuredContent/celsius",
+            |d| {
+                d["tools"][0]["outputSchema"] = json!({"type": "object",
+                    "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]});
+                d["tools"][0]["cases"][0]["result"]["structuredContent"] = json!({"celsius": "21"});
+            },
+        ),
+        (Code::StructuredContent, "/tools/1/outputSchema", |d| {
+            d["tools"][1]["outputSchema"] = json!({"type": "object",
+                "properties": {"id": {"type": "string", "minLength": 5, "maxLength": 2}},
+                "required": ["id"]})
+        }),
         (Code::UnreachableCase, "/tools/0/cases/1", |_| {}),
         (Code::UnreachableCase, "/tools/0/cases/2", |d| {
             d["tools"][0]["cases"][0]["when"] = json!({})
@@ -457,6 +481,122 @@ fn stub_lists_exactly_what_the_demo_server_lists() {
         let (code, stdout) = check_exit(&path);
         assert_eq!(code, 0, "check on the stub: {stdout}");
     }
+}
+
+/// Every tool of a served fixture, called (legacy handshake, then
+/// `tools/list`, then each tool with arguments generated from its
+/// `inputSchema`): each definition with the response it got.
+fn call_every_tool(fixture: &Path) -> Vec<(Value, Value)> {
+    let command = vec![
+        env!("CARGO_BIN_EXE_mcpcassette").to_owned(),
+        "serve".to_owned(),
+        fixture.display().to_string(),
+    ];
+    let mut live = StdioLive::spawn(&command).unwrap();
+    let mut next_id = 0;
+    let mut request = |live: &mut StdioLive, method: &str, params: Value| -> Value {
+        next_id += 1;
+        let id = json!(next_id);
+        live.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = live
+                .recv(left)
+                .unwrap()
+                .unwrap_or_else(|| panic!("no answer to {method}"));
+            if message.get("id") == Some(&id) && message.get("method").is_none() {
+                return message;
+            }
+        }
+    };
+    request(
+        &mut live,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    live.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .unwrap();
+    let tools = request(&mut live, "tools/list", json!({}))["result"]["tools"].clone();
+    let calls = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| {
+            let arguments = mcpcassette::example::from_schema(&tool["inputSchema"]);
+            let params = json!({"name": tool["name"], "arguments": arguments});
+            (tool.clone(), request(&mut live, "tools/call", params))
+        })
+        .collect();
+    live.close();
+    calls
+}
+
+/// What an SDK client checks of a `tools/call` result: the MCP shape, and
+/// for a tool with an `outputSchema`, `structuredContent` the schema
+/// accepts (and, from a generated result, its JSON as the text).
+fn assert_sdk_would_accept(tool: &Value, response: &Value) {
+    let name = &tool["name"];
+    let violations = mcpcassette::schema::check_message("2025-11-25", response, Some("tools/call"));
+    assert!(
+        violations.is_empty(),
+        "{name}: {violations:?} in {response}"
+    );
+    let result = &response["result"];
+    let Some(schema) = tool.get("outputSchema") else {
+        return;
+    };
+    let structured = result
+        .get("structuredContent")
+        .unwrap_or_else(|| panic!("{name} declares an outputSchema: {response}"));
+    let validator = jsonschema::validator_for(schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(structured)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name}: {structured} breaks {schema}: {errors:?}"
+    );
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, structured, "{name}: the text carries the same JSON");
+}
+
+/// `stub` → `serve` → every tool called: a tool with an `outputSchema`
+/// (the demo server's `add`) gets `structuredContent` the schema accepts,
+/// and `check` passes the stub.
+#[test]
+fn stubbed_tools_answer_as_their_output_schema_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.json");
+    stub(
+        &path,
+        &[],
+        &[support::demo_server_path().display().to_string()],
+    );
+    let calls = call_every_tool(&path);
+    assert!(
+        calls
+            .iter()
+            .any(|(tool, _)| tool["name"] == "add" && tool.get("outputSchema").is_some()),
+        "the demo server's `add` declares an outputSchema"
+    );
+    for (tool, response) in &calls {
+        assert_sdk_would_accept(tool, response);
+    }
+    let add = calls
+        .iter()
+        .find(|(tool, _)| tool["name"] == "add")
+        .unwrap();
+    assert_eq!(add.1["result"]["structuredContent"], json!({"sum": 0}));
+    let echo = calls
+        .iter()
+        .find(|(tool, _)| tool["name"] == "echo")
+        .unwrap();
+    assert!(echo.1["result"].get("structuredContent").is_none());
+    let (code, stdout) = check_exit(&path);
+    assert_eq!(code, 0, "check on the stub: {stdout}");
 }
 
 #[test]

@@ -24,6 +24,7 @@ mod rmcp_interop;
 mod run;
 mod schema_crosscheck;
 mod session;
+mod stub_interop;
 mod support;
 mod testkit;
 mod tsdk_progress;

@@ -379,3 +379,97 @@ fn reports_mask_secrets_in_params() {
         assert!(text.contains("[REDACTED]"), "{text}");
     }
 }
+
+/// The case the report suggests, pasted into the cassette's rules as it is
+/// printed, passes `check` and answers the request it was made for, with a
+/// result valid for the method: for `add`, whose recorded `tools/list`
+/// declares an outputSchema, with `structuredContent` the schema accepts.
+#[test]
+fn the_suggested_case_passes_check_and_answers_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["demo-legacy.json", "demo-modern.json"] {
+        let path = Path::new("cassettes").join(name);
+        let recorded = cassette::load(&root().join(&path)).unwrap();
+        let modern = name.contains("modern");
+        let meta = recorded.interactions[1]
+            .request()
+            .and_then(|r| r.pointer("/params/_meta"))
+            .cloned();
+        for (method, params) in [
+            (
+                "tools/call",
+                json!({"name": "add", "arguments": {"a": 5, "b": 6}}),
+            ),
+            (
+                "tools/call",
+                json!({"name": "echo", "arguments": {"message": "new"}}),
+            ),
+            (
+                "prompts/get",
+                json!({"name": "greet", "arguments": {"name": "Grace"}}),
+            ),
+            ("resources/read", json!({"uri": "demo://notes/8"})),
+            (
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "g"}}),
+            ),
+            ("resources/list", json!({"cursor": "page-2"})),
+        ] {
+            let what = format!("{name}: {method} {params}");
+            let mut params = params;
+            if modern {
+                params["_meta"] = meta.clone().unwrap();
+            }
+            let request = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+            let rules = Rules::default();
+            let context = Context {
+                path: &path,
+                mode: "none",
+                rules: &rules,
+            };
+            let miss = Miss::new(&recorded, &request, Refusal::Missing, context);
+            let fix = miss
+                .fixes
+                .iter()
+                .find(|f| f.starts_with("Answer it by hand"))
+                .unwrap_or_else(|| panic!("{what}: no hand-written case among {:?}", miss.fixes));
+            // What the user pastes: the JSON after `"cases": `.
+            let pasted = fix.split_once("\"cases\": ").unwrap().1;
+            let cases: Value = serde_json::from_str(pasted).unwrap_or_else(|e| {
+                panic!("{what}: the suggested case is not JSON ({e}): {pasted}")
+            });
+            let case = cases[0].clone();
+            assert!(
+                case["when"].get("_meta").is_none(),
+                "{what}: _meta is left out of `when`"
+            );
+            if params["name"] == "add" {
+                assert_eq!(
+                    case["result"]["structuredContent"],
+                    json!({"sum": 0}),
+                    "{what}"
+                );
+            }
+            if modern {
+                assert_eq!(case["result"]["resultType"], "complete", "{what}");
+            }
+            let mut document: Value =
+                serde_json::from_str(&std::fs::read_to_string(root().join(&path)).unwrap())
+                    .unwrap();
+            document["rules"] = json!({"cases": cases});
+            let edited = dir.path().join(name);
+            std::fs::write(&edited, serde_json::to_string_pretty(&document).unwrap()).unwrap();
+            let report = mcpcassette::check::check_file(&edited, &Default::default()).unwrap();
+            assert!(report.findings.is_empty(), "{what}: {:#?}", report.findings);
+
+            let mut peer = replay_with(&edited, &[]);
+            if !modern {
+                crate::support::initialize_demo(&mut peer);
+            }
+            let answer = peer.request(method, params.clone()).response;
+            assert_eq!(answer["result"], case["result"], "{what}: {answer}");
+            let (status, stderr) = peer.finish();
+            assert!(status.success(), "{what}: {stderr}");
+        }
+    }
+}

@@ -193,6 +193,12 @@ async fn static_results_text_and_errors_answer_each_kind() {
             })),
         )
         .tool(Tool::new("hello"), Respond::text("hello there"))
+        .tool(
+            Tool::new("typed").output_schema(json!({"type": "object",
+                "properties": {"at": {"type": "string", "format": "date-time"}},
+                "required": ["at"]})),
+            Respond::text("typed text"),
+        )
         .tool(Tool::new("broken"), Respond::error(-32050, "it broke"))
         .resource(
             Resource::new("mem://readme", "readme").mime_type("text/markdown"),
@@ -223,6 +229,14 @@ async fn static_results_text_and_errors_answer_each_kind() {
     let fixed = client.call("fixed", json!({})).await;
     assert_eq!(fixed["result"]["structuredContent"], json!({"n": 1}));
     assert_eq!(text(&client.call("hello", json!({})).await), "hello there");
+    // Text for a tool with an outputSchema: the structured content SDK
+    // clients require comes with it, generated from the schema.
+    let typed = client.call("typed", json!({})).await;
+    assert_eq!(text(&typed), "typed text");
+    assert_eq!(
+        typed["result"]["structuredContent"],
+        json!({"at": "2026-01-01T00:00:00Z"})
+    );
     let broken = client.call("broken", json!({})).await;
     assert_eq!(
         broken["error"],
@@ -271,7 +285,7 @@ async fn static_results_text_and_errors_answer_each_kind() {
     assert_eq!(complete["result"]["completion"]["values"], json!(["Alice"]));
 
     let lists = [
-        ("tools/list", "tools", 3),
+        ("tools/list", "tools", 4),
         ("resources/list", "resources", 1),
         ("resources/templates/list", "resourceTemplates", 1),
         ("prompts/list", "prompts", 1),
