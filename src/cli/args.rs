@@ -255,6 +255,10 @@ pub struct MatchArgs {
     /// Exit with status 1 when recorded interactions were never used.
     #[arg(long)]
     pub fail_on_unused: bool,
+    /// Over HTTP: each client session replays the cassette from the top
+    /// (isolated), or all sessions draw from one set of answers (shared).
+    #[arg(long, value_parser = ["isolated", "shared"], default_value = "isolated")]
+    pub sessions: String,
 }
 
 /// `mcpcassette verify`.
