@@ -274,7 +274,8 @@ pub struct VerifyArgs {
     /// The accepted cassette.
     #[arg(value_name = "CASSETTE")]
     pub cassette: PathBuf,
-    /// Verify against the Streamable HTTP server at this URL.
+    /// Verify against the Streamable HTTP server at this URL (default for
+    /// a cassette recorded over Streamable HTTP: its recorded URL).
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
     /// Write pending cassettes under this directory instead of beside the

@@ -107,6 +107,14 @@ fn view(interaction: &Interaction, rules: &[NormalizeRule], counts: &mut [usize]
     json!({"response": response, "traffic": traffic})
 }
 
+/// A server message as it is compared: without its envelope, normalised by
+/// `rules`.
+pub(super) fn comparable(message: &Value, rules: &[NormalizeRule]) -> Value {
+    let mut message = without_envelope(message);
+    apply_all(rules, &mut message, &mut vec![0; rules.len()]);
+    message
+}
+
 /// A message without `jsonrpc` and `id`, which say nothing about drift.
 fn without_envelope(message: &Value) -> Value {
     match message {

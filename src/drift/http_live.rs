@@ -5,7 +5,9 @@
 //! - Legacy era: the `Mcp-Session-Id` of the `initialize` answer goes on
 //!   every later request, with `MCP-Protocol-Version` set to the version the
 //!   `initialize` result negotiated. After `notifications/initialized` a GET
-//!   opens the server's own stream (a 405 or any other refusal is fine).
+//!   opens the server's own stream (a 405 or any other refusal is fine);
+//!   what comes on it is noted ([`HttpLive::server_stream`]), since the
+//!   protocol orders it only among itself (see [`super::streams`]).
 //!   [`Live::close`] DELETEs the session.
 //! - Modern era (2026-07-28), and any message that declares a version in
 //!   `params._meta`: `MCP-Protocol-Version` (the declared version),
@@ -91,6 +93,8 @@ pub struct HttpLive {
     awaiting: Option<Value>,
     /// Tools' input schemas, from `tools/list` answers, for `Mcp-Param-*`.
     tool_schemas: HashMap<String, Value>,
+    /// The messages that came on the server's own stream (GET), in order.
+    server_stream: Vec<Value>,
 }
 
 /// One HTTP request for the sender.
@@ -107,10 +111,19 @@ struct Outgoing {
     then_get: Option<Request<Full<Bytes>>>,
 }
 
+/// Which stream a server message came on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Channel {
+    /// The answer to a POST (its JSON body or SSE stream).
+    Answer,
+    /// The server's own stream (GET).
+    Server,
+}
+
 /// What the server said.
 #[derive(Debug)]
 enum Heard {
-    Message(Value),
+    Message(Value, Channel),
     /// The answer to the request with this id ended without its response.
     Gone(Value),
     /// An HTTP error or a body that could not be read.
@@ -162,7 +175,15 @@ impl HttpLive {
             declared: None,
             awaiting: None,
             tool_schemas: HashMap::new(),
+            server_stream: Vec::new(),
         })
+    }
+
+    /// The messages received so far that came on the server's own stream
+    /// (GET) rather than in the answer to a POST, in the order they came:
+    /// the protocol orders them among themselves, not against the answers.
+    pub fn server_stream(&self) -> &[Value] {
+        &self.server_stream
     }
 
     /// The session id the server issued, if any.
@@ -339,7 +360,10 @@ impl Live for HttpLive {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(left) {
-                Ok(Heard::Message(message)) => {
+                Ok(Heard::Message(message, channel)) => {
+                    if channel == Channel::Server {
+                        self.server_stream.push(message.clone());
+                    }
                     self.observe(&message);
                     return Ok(Some(message));
                 }
@@ -453,7 +477,7 @@ async fn read_answer(
         return;
     }
     let answered = if media == "text/event-stream" {
-        read_sse(body, &label, expects.as_ref(), &tx).await
+        read_sse(body, &label, expects.as_ref(), Channel::Answer, &tx).await
     } else {
         match body.collect().await {
             Ok(body) => {
@@ -462,7 +486,7 @@ async fn read_answer(
                     false
                 } else {
                     match parse_messages(&bytes) {
-                        Some(messages) => deliver(messages, expects.as_ref(), &tx),
+                        Some(messages) => deliver(messages, expects.as_ref(), Channel::Answer, &tx),
                         None => {
                             let _ = tx.send(Heard::Failed(format!(
                                 "{label}: HTTP {status} with a body that is not JSON ({}){}",
@@ -499,6 +523,7 @@ async fn read_sse(
     body: Incoming,
     label: &str,
     expects: Option<&Value>,
+    channel: Channel,
     tx: &Sender<Heard>,
 ) -> bool {
     let mut events = SseStream::new(body);
@@ -516,7 +541,7 @@ async fn read_sse(
             continue; // a priming event, or a keep-alive
         }
         match parse_messages(data.as_bytes()) {
-            Some(messages) => answered |= deliver(messages, expects, tx),
+            Some(messages) => answered |= deliver(messages, expects, channel, tx),
             None => tracing::warn!("{label}: an SSE event's data is not JSON; ignored"),
         }
     }
@@ -538,17 +563,22 @@ async fn server_stream(client: HttpClient, request: Request<Full<Bytes>>, tx: Se
         tracing::debug!("the server offers no stream of its own (GET: HTTP {status})");
         return;
     }
-    read_sse(response.into_body(), "GET", None, &tx).await;
+    read_sse(response.into_body(), "GET", None, Channel::Server, &tx).await;
 }
 
 /// Sends `messages` on; whether one is the response to `expects`.
-fn deliver(messages: Vec<Value>, expects: Option<&Value>, tx: &Sender<Heard>) -> bool {
+fn deliver(
+    messages: Vec<Value>,
+    expects: Option<&Value>,
+    channel: Channel,
+    tx: &Sender<Heard>,
+) -> bool {
     let mut answered = false;
     for message in messages {
         answered |= expects.is_some()
             && jsonrpc::classify(&message) == Ok(Kind::Response)
             && jsonrpc::id(&message) == expects;
-        let _ = tx.send(Heard::Message(message));
+        let _ = tx.send(Heard::Message(message, channel));
     }
     answered
 }

@@ -16,6 +16,7 @@ pub mod http_live;
 pub mod normalize;
 pub mod pending;
 pub mod render;
+pub mod streams;
 pub mod tools;
 mod update;
 mod verify;

@@ -28,3 +28,4 @@ mod support;
 mod testkit;
 mod verify;
 mod verify_http;
+mod verify_streams;
