@@ -1,6 +1,10 @@
-//! `verify` over Streamable HTTP compares order only where the protocol
-//! fixes it: within one request's stream and within the server's own
-//! stream (GET), never across them. The live server here (in this process,
+//! `verify` over Streamable HTTP against a live server in this process:
+//! it compares order only where the protocol fixes it, within one
+//! request's stream and within the server's own stream (GET), never across
+//! them; and it hints at the `normalize` rule for values that change on
+//! every run.
+//!
+//! The order tests: The live server here (in this process,
 //! on loopback) sends a tool call's progress on the call's SSE answer and
 //! its log messages on the GET stream, as the TypeScript SDK's server does,
 //! interleaved otherwise than the recording; `verify` finds no drift. The
@@ -68,6 +72,34 @@ fn initialize_result() -> Value {
 
 fn tools_result() -> Value {
     json!({"tools": [{"name": "work", "inputSchema": {"type": "object"}}]})
+}
+
+/// The `clock` tool's answer: the time and a request id, in text and
+/// structured.
+fn clock(at: &str, request: &str) -> Value {
+    json!({"content": [{"type": "text", "text": format!("now: {at}")}],
+           "structuredContent": {"at": at, "request": request}})
+}
+
+fn now() -> String {
+    cassette::now_rfc3339()
+}
+
+/// A UUID-shaped id that differs on every call.
+fn fresh_uuid() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let hex = format!("{nanos:032x}");
+    format!(
+        "{}-{}-4{}-8{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
 }
 
 /// The server's own stream: messages wait until a GET takes them.
@@ -144,6 +176,9 @@ async fn handle(
     match message["method"].as_str() {
         Some("initialize") => json_reply(StatusCode::OK, Some(&result(initialize_result()))),
         Some("tools/list") => json_reply(StatusCode::OK, Some(&result(tools_result()))),
+        Some("tools/call") if message["params"]["name"] == "clock" => {
+            json_reply(StatusCode::OK, Some(&result(clock(&now(), &fresh_uuid()))))
+        }
         Some("tools/call") => {
             let (tx, rx) = mpsc::unbounded_channel();
             let post = |message: Value| {
@@ -368,4 +403,98 @@ fn url_overrides_the_recorded_one() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{report:#}\n{stderr}");
     assert!(!stderr.contains("recorded URL"), "{stderr}");
+}
+
+/// A recording of one `clock` call, at an earlier time and with another id.
+fn clock_recording(url: &str) -> Cassette {
+    use Direction::{ClientToServer as C, ServerToClient as S};
+    let transport = Transport::StreamableHttp {
+        url: url.to_owned(),
+        endpoint: "/mcp".into(),
+        behaviour: HttpEndpointBehaviour::default(),
+    };
+    let mut builder = Builder::new("2026-11-30T10:00:00Z".into(), transport);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "verify-hints", "version": "1"}}});
+    let recorded = clock(
+        "2026-11-30T10:00:00Z",
+        "0b6a3c57-8d1e-4f2a-9c3b-1e2d3f4a5b6c",
+    );
+    let traffic = [
+        (C, initialize),
+        (
+            S,
+            json!({"jsonrpc": "2.0", "id": 0, "result": initialize_result()}),
+        ),
+        (
+            C,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ),
+        (
+            C,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "clock", "arguments": {}}}),
+        ),
+        (S, json!({"jsonrpc": "2.0", "id": 1, "result": recorded})),
+    ];
+    for (direction, message) in traffic {
+        builder.observe(direction, message);
+    }
+    builder.finish()
+}
+
+#[test]
+fn volatile_values_get_the_normalize_rule_that_absorbs_them() {
+    let (server, addr) = serve(Live::AsRecorded);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clock.json");
+    let mut recorded = clock_recording(&format!("http://{addr}/mcp"));
+    cassette::save(&path, &recorded).unwrap();
+    let verify = |json: bool| {
+        let mut command = mcpcassette();
+        command
+            .arg("verify")
+            .arg(&path)
+            .env("MCPCASSETTE_UPDATE", "no")
+            .env("NO_COLOR", "1");
+        if json {
+            command.arg("--json");
+        }
+        command.output().unwrap()
+    };
+
+    let output = verify(false);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    for expected in [
+        r#"hint: /result/structuredContent/at looks like a timestamp that changes every run; to ignore it, add to "normalize" in the cassette's "rules": {"selector":"/result/structuredContent/at","replacement":"[timestamp]"}"#,
+        r#"hint: /result/structuredContent/request looks like a UUID"#,
+        r#"hint: /result/content/*/text looks like a timestamp"#,
+    ] {
+        assert!(text.contains(expected), "no {expected:?} in:\n{text}");
+    }
+
+    // The rules suggested, added to the cassette, absorb the drift.
+    let output = verify(true);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let hints = report["report"]["interactions"][2]["normalize_hints"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hints in {report:#}"));
+    assert_eq!(hints.len(), 3, "{hints:#?}");
+    for hint in hints {
+        recorded
+            .rules
+            .normalize
+            .push(serde_json::from_value(hint["rule"].clone()).unwrap());
+    }
+    cassette::save(&path, &recorded).unwrap();
+    let output = verify(false);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("/result/structuredContent/at → [timestamp]: 1 recorded, 1 live"),
+        "{text}"
+    );
+    drop(server);
 }
