@@ -5,7 +5,8 @@
 //! - Legacy era: the `Mcp-Session-Id` of the `initialize` answer goes on
 //!   every later request, with `MCP-Protocol-Version` set to the version the
 //!   `initialize` result negotiated. After `notifications/initialized` a GET
-//!   opens the server's own stream (a 405 or any other refusal is fine);
+//!   opens the server's own stream (a 405 or any other refusal is fine),
+//!   answered before the next POST goes out;
 //!   what comes on it is noted ([`HttpLive::server_stream`]), since the
 //!   protocol orders it only among itself (see [`super::streams`]).
 //!   [`Live::close`] DELETEs the session.
@@ -64,6 +65,9 @@ const BASE64_PREFIX: &str = "=?base64?";
 const BASE64_SUFFIX: &str = "?=";
 /// At most this much of an error body goes into an error message.
 const EXCERPT_CHARS: usize = 200;
+/// How long the GET that opens the server's stream may take to be
+/// answered before the next POST goes out anyway.
+const GET_OPEN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long `close` waits for the DELETE that ends a session.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -450,7 +454,16 @@ async fn dispatch(
             tx.clone(),
         ));
         if accepted && let Some(get) = outgoing.then_get {
-            tokio::spawn(server_stream(client.clone(), get, tx.clone()));
+            // Open before the next POST goes out: a server drops what it
+            // has for its own stream while none is open (the TypeScript
+            // SDK's does).
+            match tokio::time::timeout(GET_OPEN_TIMEOUT, client.request(get)).await {
+                Ok(Ok(response)) => {
+                    tokio::spawn(server_stream(response, tx.clone()));
+                }
+                Ok(Err(e)) => tracing::debug!("GET of the server's stream failed: {e}"),
+                Err(_) => tracing::debug!("GET of the server's stream: no answer in time"),
+            }
         }
     }
 }
@@ -550,14 +563,7 @@ async fn read_sse(
 
 /// The server's own stream (GET): its messages, for as long as it lasts.
 /// A refusal (405, say) is fine: servers need not offer one.
-async fn server_stream(client: HttpClient, request: Request<Full<Bytes>>, tx: Sender<Heard>) {
-    let response = match client.request(request).await {
-        Ok(response) => response,
-        Err(e) => {
-            tracing::debug!("GET of the server's stream failed: {e}");
-            return;
-        }
-    };
+async fn server_stream(response: Response<Incoming>, tx: Sender<Heard>) {
     let status = response.status();
     if !status.is_success() || media_type(response.headers()) != "text/event-stream" {
         tracing::debug!("the server offers no stream of its own (GET: HTTP {status})");

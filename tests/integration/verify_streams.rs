@@ -551,6 +551,10 @@ fn ts_sdk_server_logs_and_progress_never_drift() {
     runtime.block_on(async {
         let transport = StreamableHttpClientTransport::from_uri(recorder.url.clone());
         let client = ().serve(transport).await.expect("handshake");
+        // rmcp opens its GET stream in the background, and the SDK drops
+        // log messages while none is open: give it time, so the recording
+        // has them (verify opens its GET stream before the next request).
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         let arguments = json!({"steps": 5}).as_object().unwrap().clone();
         let counted = client
             .call_tool(CallToolRequestParams::new("count").with_arguments(arguments))
