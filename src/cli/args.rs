@@ -257,6 +257,10 @@ pub struct MatchArgs {
     /// Exit with status 1 when recorded interactions were never used.
     #[arg(long)]
     pub fail_on_unused: bool,
+    /// Over HTTP: each client session replays the cassette from the top
+    /// (isolated), or all sessions draw from one set of answers (shared).
+    #[arg(long, value_parser = ["isolated", "shared"], default_value = "isolated")]
+    pub sessions: String,
 }
 
 /// `mcpcassette verify`.
@@ -272,7 +276,8 @@ pub struct VerifyArgs {
     /// The accepted cassette.
     #[arg(value_name = "CASSETTE")]
     pub cassette: PathBuf,
-    /// Verify against the Streamable HTTP server at this URL.
+    /// Verify against the Streamable HTTP server at this URL (default for
+    /// a cassette recorded over Streamable HTTP: its recorded URL).
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
     /// Write pending cassettes under this directory instead of beside the

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use mcpcassette::cassette::{self, Cassette, Transport};
 use mcpcassette::matching::{Rules, Selector};
 use mcpcassette::redact;
-use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
+use mcpcassette::replay::http::{HttpReplayConfig, Pace, SessionMode, serve_http};
 use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, serve_with};
 use mcpcassette::transport::stdio::process_stdio;
 use serde_json::json;
@@ -59,16 +59,28 @@ fn replay_http(
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
-    let pace = pace(args);
+    let http_config = HttpReplayConfig {
+        listen,
+        pace: pace(args),
+        sessions: session_mode(&args.matching),
+    };
     let summary = super::until_signal(|shutdown| {
         serve_http(
             engine.clone(),
-            HttpReplayConfig { listen, pace },
+            http_config,
             |addr| super::announce(addr, &endpoint),
             shutdown,
         )
     })??;
     finish(&engine, &summary, &args.matching)
+}
+
+/// `--sessions`: what a new HTTP client session sees of the cassette.
+pub fn session_mode(matching: &MatchArgs) -> SessionMode {
+    match matching.sessions.as_str() {
+        "shared" => SessionMode::Shared,
+        _ => SessionMode::Isolated,
+    }
 }
 
 /// Recovers an interrupted recording's journal, if any, and loads.

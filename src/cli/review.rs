@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use console::{Key, Term, style};
+use mcpcassette::drift::compare;
 use mcpcassette::drift::pending::{self, Change, Pending};
 use mcpcassette::drift::render::{self, RenderOptions};
 use serde_json::{Value, json};
@@ -40,7 +41,7 @@ pub fn list(args: PendingListArgs) -> anyhow::Result<ExitCode> {
     } else if found.is_empty() {
         writeln!(stdout, "nothing pending under {}", show_roots(&roots))?;
     } else {
-        write!(stdout, "{}", listing(&found))?;
+        write!(stdout, "{}", listing(&found, |_, _| String::new()))?;
     }
     Ok(ExitCode::from(exit::OK))
 }
@@ -281,6 +282,8 @@ impl Session {
             _ => {}
         }
         self.term.write_line(&style(note).dim().to_string())?;
+        self.term
+            .write_str(&change_notes(pending, change, &RenderOptions::for_stdout()))?;
         if self.show_diff {
             let before = serde_json::to_value(&change.accepted)?;
             let after = serde_json::to_value(&change.pending)?;
@@ -353,7 +356,9 @@ impl Session {
 fn instructions(found: &[Pending], pending_dir: Option<&Path>) -> String {
     let mut out =
         String::from("review needs a terminal (stdin and stdout); nothing was changed.\n\n");
-    out.push_str(&listing(found));
+    out.push_str(&listing(found, |pending, change| {
+        indented(&change_notes(pending, change, &RenderOptions::plain()))
+    }));
     let dir = pending_dir
         .map(|d| format!(" --pending-dir {}", d.display()))
         .unwrap_or_default();
@@ -373,8 +378,26 @@ fn instructions(found: &[Pending], pending_dir: Option<&Path>) -> String {
     out
 }
 
-/// Pending cassettes and their changed interactions, one per line.
-fn listing(found: &[Pending]) -> String {
+/// What `verify` said under a changed interaction: tool changes (the
+/// breaking ones flagged BREAKING), notification counts, and the
+/// `normalize` rules that would absorb volatile values.
+fn change_notes(pending: &Pending, change: &Change, options: &RenderOptions) -> String {
+    let (Some(accepted), Some(live)) = (&change.accepted, &change.pending) else {
+        return String::new();
+    };
+    let rules = &pending.accepted.rules.normalize;
+    let drift = compare::interaction(change.index, accepted, Some(live), rules);
+    render::notes(&drift, options)
+}
+
+/// Notes indented under a listed change.
+fn indented(notes: &str) -> String {
+    notes.lines().map(|l| format!("     {l}\n")).collect()
+}
+
+/// Pending cassettes and their changed interactions, one per line, each
+/// followed by what `notes` says about it.
+fn listing(found: &[Pending], notes: impl Fn(&Pending, &Change) -> String) -> String {
     let mut out = String::new();
     for pending in found {
         let changes = pending.changes();
@@ -388,6 +411,7 @@ fn listing(found: &[Pending]) -> String {
         );
         for change in &changes {
             let _ = writeln!(out, "  #{:<4} {}", change.index, change.label);
+            out.push_str(&notes(pending, change));
         }
     }
     out

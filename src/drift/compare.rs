@@ -7,7 +7,9 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::normalize::{NormalizeRule, apply_all};
-use super::{Counts, DriftReport, InteractionDrift, Normalized, NotificationCounts, Status, tools};
+use super::{
+    Counts, DriftReport, InteractionDrift, Normalized, NotificationCounts, Status, hints, tools,
+};
 use crate::cassette::{Cassette, Event, Interaction};
 
 /// Compares `recorded` with `live` (the same client messages, re-sent).
@@ -23,45 +25,25 @@ pub fn compare(
     let mut counts = Counts::default();
     for (index, old) in recorded.interactions.iter().enumerate() {
         let new = live.interactions.get(index);
-        let recorded_view = view(old, rules, &mut recorded_counts);
-        let live_view = new.map_or(Value::Null, |new| view(new, rules, &mut live_counts));
-        let status = if old.response.is_some() && new.is_none_or(|n| n.response.is_none()) {
-            Status::Missing
-        } else if recorded_view == live_view {
-            Status::Same
-        } else {
-            Status::Changed
-        };
-        let notifications = traffic_counts(&recorded_view, &live_view);
-        let tool_changes = match (
-            old.method(),
-            old.response.as_ref(),
-            new.and_then(|n| n.response.as_ref()),
-        ) {
-            ("tools/list", Some(a), Some(b)) => tools::classify(
-                a.get("result").unwrap_or(&Value::Null),
-                b.get("result").unwrap_or(&Value::Null),
-            ),
-            _ => Vec::new(),
-        };
-        match status {
+        let drift = compare_one(
+            index,
+            old,
+            new,
+            rules,
+            &mut recorded_counts,
+            &mut live_counts,
+        );
+        match drift.status {
             Status::Same => counts.same += 1,
             Status::Changed => counts.changed += 1,
             Status::Missing => counts.missing += 1,
         }
+        let notifications = &drift.notifications;
         counts.notifications.same += notifications.same;
         counts.notifications.changed += notifications.changed;
         counts.notifications.missing += notifications.missing;
         counts.notifications.new += notifications.new;
-        interactions.push(InteractionDrift {
-            index,
-            label: old.label(),
-            status,
-            recorded: recorded_view,
-            live: live_view,
-            notifications,
-            tool_changes,
-        });
+        interactions.push(drift);
     }
     let normalized = rules
         .iter()
@@ -77,6 +59,65 @@ pub fn compare(
         interactions,
         normalized,
         counts,
+    }
+}
+
+/// How interaction `index` of a recording compares with its live run
+/// (`None`: the live run never got to it), on its own: for showing one
+/// change (`review`).
+pub fn interaction(
+    index: usize,
+    old: &Interaction,
+    new: Option<&Interaction>,
+    rules: &[NormalizeRule],
+) -> InteractionDrift {
+    let mut counts = (vec![0; rules.len()], vec![0; rules.len()]);
+    compare_one(index, old, new, rules, &mut counts.0, &mut counts.1)
+}
+
+/// Compares one interaction; adds what each rule replaced to the counts.
+fn compare_one(
+    index: usize,
+    old: &Interaction,
+    new: Option<&Interaction>,
+    rules: &[NormalizeRule],
+    recorded_counts: &mut [usize],
+    live_counts: &mut [usize],
+) -> InteractionDrift {
+    let recorded_view = view(old, rules, recorded_counts);
+    let live_view = new.map_or(Value::Null, |new| view(new, rules, live_counts));
+    let status = if old.response.is_some() && new.is_none_or(|n| n.response.is_none()) {
+        Status::Missing
+    } else if recorded_view == live_view {
+        Status::Same
+    } else {
+        Status::Changed
+    };
+    let notifications = traffic_counts(&recorded_view, &live_view);
+    let tool_changes = match (
+        old.method(),
+        old.response.as_ref(),
+        new.and_then(|n| n.response.as_ref()),
+    ) {
+        ("tools/list", Some(a), Some(b)) => tools::classify(
+            a.get("result").unwrap_or(&Value::Null),
+            b.get("result").unwrap_or(&Value::Null),
+        ),
+        _ => Vec::new(),
+    };
+    let normalize_hints = match status {
+        Status::Changed => hints::suggest(&recorded_view, &live_view),
+        _ => Vec::new(),
+    };
+    InteractionDrift {
+        index,
+        label: old.label(),
+        status,
+        recorded: recorded_view,
+        live: live_view,
+        notifications,
+        tool_changes,
+        normalize_hints,
     }
 }
 
@@ -105,6 +146,14 @@ fn view(interaction: &Interaction, rules: &[NormalizeRule], counts: &mut [usize]
         })
         .collect();
     json!({"response": response, "traffic": traffic})
+}
+
+/// A server message as it is compared: without its envelope, normalised by
+/// `rules`.
+pub(super) fn comparable(message: &Value, rules: &[NormalizeRule]) -> Value {
+    let mut message = without_envelope(message);
+    apply_all(rules, &mut message, &mut vec![0; rules.len()]);
+    message
 }
 
 /// A message without `jsonrpc` and `id`, which say nothing about drift.

@@ -5,7 +5,10 @@
 //! - Legacy era: the `Mcp-Session-Id` of the `initialize` answer goes on
 //!   every later request, with `MCP-Protocol-Version` set to the version the
 //!   `initialize` result negotiated. After `notifications/initialized` a GET
-//!   opens the server's own stream (a 405 or any other refusal is fine).
+//!   opens the server's own stream (a 405 or any other refusal is fine),
+//!   answered before the next POST goes out;
+//!   what comes on it is noted ([`HttpLive::server_stream`]), since the
+//!   protocol orders it only among itself (see [`super::streams`]).
 //!   [`Live::close`] DELETEs the session.
 //! - Modern era (2026-07-28), and any message that declares a version in
 //!   `params._meta`: `MCP-Protocol-Version` (the declared version),
@@ -62,6 +65,9 @@ const BASE64_PREFIX: &str = "=?base64?";
 const BASE64_SUFFIX: &str = "?=";
 /// At most this much of an error body goes into an error message.
 const EXCERPT_CHARS: usize = 200;
+/// How long the GET that opens the server's stream may take to be
+/// answered before the next POST goes out anyway.
+const GET_OPEN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long `close` waits for the DELETE that ends a session.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -91,6 +97,8 @@ pub struct HttpLive {
     awaiting: Option<Value>,
     /// Tools' input schemas, from `tools/list` answers, for `Mcp-Param-*`.
     tool_schemas: HashMap<String, Value>,
+    /// The messages that came on the server's own stream (GET), in order.
+    server_stream: Vec<Value>,
 }
 
 /// One HTTP request for the sender.
@@ -107,10 +115,19 @@ struct Outgoing {
     then_get: Option<Request<Full<Bytes>>>,
 }
 
+/// Which stream a server message came on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Channel {
+    /// The answer to a POST (its JSON body or SSE stream).
+    Answer,
+    /// The server's own stream (GET).
+    Server,
+}
+
 /// What the server said.
 #[derive(Debug)]
 enum Heard {
-    Message(Value),
+    Message(Value, Channel),
     /// The answer to the request with this id ended without its response.
     Gone(Value),
     /// An HTTP error or a body that could not be read.
@@ -162,7 +179,15 @@ impl HttpLive {
             declared: None,
             awaiting: None,
             tool_schemas: HashMap::new(),
+            server_stream: Vec::new(),
         })
+    }
+
+    /// The messages received so far that came on the server's own stream
+    /// (GET) rather than in the answer to a POST, in the order they came:
+    /// the protocol orders them among themselves, not against the answers.
+    pub fn server_stream(&self) -> &[Value] {
+        &self.server_stream
     }
 
     /// The session id the server issued, if any.
@@ -339,7 +364,10 @@ impl Live for HttpLive {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(left) {
-                Ok(Heard::Message(message)) => {
+                Ok(Heard::Message(message, channel)) => {
+                    if channel == Channel::Server {
+                        self.server_stream.push(message.clone());
+                    }
                     self.observe(&message);
                     return Ok(Some(message));
                 }
@@ -426,7 +454,16 @@ async fn dispatch(
             tx.clone(),
         ));
         if accepted && let Some(get) = outgoing.then_get {
-            tokio::spawn(server_stream(client.clone(), get, tx.clone()));
+            // Open before the next POST goes out: a server drops what it
+            // has for its own stream while none is open (the TypeScript
+            // SDK's does).
+            match tokio::time::timeout(GET_OPEN_TIMEOUT, client.request(get)).await {
+                Ok(Ok(response)) => {
+                    tokio::spawn(server_stream(response, tx.clone()));
+                }
+                Ok(Err(e)) => tracing::debug!("GET of the server's stream failed: {e}"),
+                Err(_) => tracing::debug!("GET of the server's stream: no answer in time"),
+            }
         }
     }
 }
@@ -453,7 +490,7 @@ async fn read_answer(
         return;
     }
     let answered = if media == "text/event-stream" {
-        read_sse(body, &label, expects.as_ref(), &tx).await
+        read_sse(body, &label, expects.as_ref(), Channel::Answer, &tx).await
     } else {
         match body.collect().await {
             Ok(body) => {
@@ -462,7 +499,7 @@ async fn read_answer(
                     false
                 } else {
                     match parse_messages(&bytes) {
-                        Some(messages) => deliver(messages, expects.as_ref(), &tx),
+                        Some(messages) => deliver(messages, expects.as_ref(), Channel::Answer, &tx),
                         None => {
                             let _ = tx.send(Heard::Failed(format!(
                                 "{label}: HTTP {status} with a body that is not JSON ({}){}",
@@ -499,6 +536,7 @@ async fn read_sse(
     body: Incoming,
     label: &str,
     expects: Option<&Value>,
+    channel: Channel,
     tx: &Sender<Heard>,
 ) -> bool {
     let mut events = SseStream::new(body);
@@ -516,7 +554,7 @@ async fn read_sse(
             continue; // a priming event, or a keep-alive
         }
         match parse_messages(data.as_bytes()) {
-            Some(messages) => answered |= deliver(messages, expects, tx),
+            Some(messages) => answered |= deliver(messages, expects, channel, tx),
             None => tracing::warn!("{label}: an SSE event's data is not JSON; ignored"),
         }
     }
@@ -525,30 +563,28 @@ async fn read_sse(
 
 /// The server's own stream (GET): its messages, for as long as it lasts.
 /// A refusal (405, say) is fine: servers need not offer one.
-async fn server_stream(client: HttpClient, request: Request<Full<Bytes>>, tx: Sender<Heard>) {
-    let response = match client.request(request).await {
-        Ok(response) => response,
-        Err(e) => {
-            tracing::debug!("GET of the server's stream failed: {e}");
-            return;
-        }
-    };
+async fn server_stream(response: Response<Incoming>, tx: Sender<Heard>) {
     let status = response.status();
     if !status.is_success() || media_type(response.headers()) != "text/event-stream" {
         tracing::debug!("the server offers no stream of its own (GET: HTTP {status})");
         return;
     }
-    read_sse(response.into_body(), "GET", None, &tx).await;
+    read_sse(response.into_body(), "GET", None, Channel::Server, &tx).await;
 }
 
 /// Sends `messages` on; whether one is the response to `expects`.
-fn deliver(messages: Vec<Value>, expects: Option<&Value>, tx: &Sender<Heard>) -> bool {
+fn deliver(
+    messages: Vec<Value>,
+    expects: Option<&Value>,
+    channel: Channel,
+    tx: &Sender<Heard>,
+) -> bool {
     let mut answered = false;
     for message in messages {
         answered |= expects.is_some()
             && jsonrpc::classify(&message) == Ok(Kind::Response)
             && jsonrpc::id(&message) == expects;
-        let _ = tx.send(Heard::Message(message));
+        let _ = tx.send(Heard::Message(message, channel));
     }
     answered
 }

@@ -12,10 +12,12 @@
 mod assert;
 pub mod compare;
 pub mod driver;
+pub mod hints;
 pub mod http_live;
 pub mod normalize;
 pub mod pending;
 pub mod render;
+pub mod streams;
 pub mod tools;
 mod update;
 mod verify;
@@ -97,6 +99,10 @@ pub struct InteractionDrift {
     /// For `tools/list`: what changed, tool by tool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_changes: Vec<tools::ToolChange>,
+    /// `normalize` rules that would absorb differences that look volatile
+    /// (timestamps, UUIDs, ids, epoch times).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub normalize_hints: Vec<hints::Hint>,
 }
 
 /// Server traffic that came with an interaction, compared as sequences.

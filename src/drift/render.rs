@@ -288,6 +288,24 @@ fn render_interaction(
         interaction.index, interaction.label
     );
     line(out, &palette.title, &header);
+    out.push_str(&render_notes(interaction, palette));
+    out.push_str(&unified_diff(
+        &interaction.recorded,
+        &interaction.live,
+        options,
+    ));
+}
+
+/// What a drifted interaction's diff does not say at a glance: tool
+/// changes (breaking ones flagged), notification counts, and `normalize`
+/// rules that would absorb volatile values. Indented lines, for under the
+/// interaction's header (`verify`, `review`).
+pub fn notes(interaction: &InteractionDrift, options: &RenderOptions) -> String {
+    render_notes(interaction, &Palette::new(options.color))
+}
+
+fn render_notes(interaction: &InteractionDrift, palette: &Palette) -> String {
+    let mut out = String::new();
     for change in &interaction.tool_changes {
         let flag = if change.is_breaking() {
             format!("{} ", palette.breaking.apply_to("BREAKING"))
@@ -299,11 +317,16 @@ fn render_interaction(
     if let Some(counts) = notification_changes(&interaction.notifications) {
         let _ = writeln!(out, "  notifications: {counts}");
     }
-    out.push_str(&unified_diff(
-        &interaction.recorded,
-        &interaction.live,
-        options,
-    ));
+    for hint in &interaction.normalize_hints {
+        let rule = serde_json::to_string(&hint.rule).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  hint: {} looks like a {} that changes every run; to ignore it, add to \"normalize\" in the cassette's \"rules\": {rule}",
+            hint.rule.selector.as_str(),
+            hint.kind,
+        );
+    }
+    out
 }
 
 /// "1 changed, 2 new": the notification counts that are not `same`, or
@@ -494,6 +517,7 @@ mod tests {
             live,
             notifications: NotificationCounts::default(),
             tool_changes: Vec::new(),
+            normalize_hints: Vec::new(),
         }
     }
 
@@ -618,5 +642,19 @@ drift
     fn for_stdout_has_default_context() {
         assert_eq!(RenderOptions::for_stdout().context, 3);
         assert!(!RenderOptions::plain().color);
+    }
+
+    #[test]
+    fn volatile_values_get_the_rule_that_absorbs_them() {
+        let recorded =
+            json!({"response": {"result": {"at": "2026-11-30T10:00:00Z"}}, "traffic": []});
+        let live = json!({"response": {"result": {"at": "2026-12-01T07:00:00Z"}}, "traffic": []});
+        let mut drift = interaction(2, Status::Changed, recorded.clone(), live.clone());
+        drift.normalize_hints = super::super::hints::suggest(&recorded, &live);
+        let notes = notes(&drift, &RenderOptions::plain());
+        assert_eq!(
+            notes,
+            "  hint: /result/at looks like a timestamp that changes every run; to ignore it, add to \"normalize\" in the cassette's \"rules\": {\"selector\":\"/result/at\",\"replacement\":\"[timestamp]\"}\n"
+        );
     }
 }

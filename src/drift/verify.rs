@@ -6,14 +6,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::driver::{DriveConfig, StdioLive, drive};
-use super::{DriftError, DriftReport, UpdateMode, compare, pending};
+use super::{DriftError, DriftReport, UpdateMode, compare, pending, streams};
 use crate::cassette::{self, Cassette, Transport};
 use crate::redact::Redactor;
 
 /// The live server to verify against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// The command stored in the cassette (refused when it was masked).
+    /// The server stored in the cassette: its command, or the URL of one
+    /// recorded over Streamable HTTP (refused when masked).
     Recorded,
     /// A stdio server command and its arguments.
     Command(Vec<String>),
@@ -74,14 +75,23 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         timeout: config.timeout,
         ..DriveConfig::default()
     };
-    let mut observed = match &config.target {
+    let target = match &config.target {
+        Target::Recorded => recorded_target(&recorded)?,
+        given => given.clone(),
+    };
+    // What came on the server's own stream (GET), over HTTP.
+    let mut server_stream = Vec::new();
+    let mut observed = match &target {
         Target::Url(url) => {
             let mut live = super::http_live::HttpLive::connect(url, recorded.protocol.era)?;
-            drive(&recorded, &mut live, &drive_config)?
+            let observed = drive(&recorded, &mut live, &drive_config)?;
+            server_stream = live.server_stream().to_vec();
+            observed
         }
         Target::Command(command) => {
             drive(&recorded, &mut StdioLive::spawn(command)?, &drive_config)?
         }
+        // Resolved above; the recorded command is what it stands for.
         Target::Recorded => {
             let command = recorded_command(&recorded)?;
             drive(&recorded, &mut StdioLive::spawn(&command)?, &drive_config)?
@@ -95,7 +105,22 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
             redactor.redact_message(message);
         }
     }
+    for message in &mut server_stream {
+        redactor.redact_message(message);
+    }
     observed.transport = recorded.transport.clone();
+    let reordered = streams::align(
+        &recorded,
+        &mut observed,
+        &server_stream,
+        &recorded.rules.normalize,
+    );
+    if reordered > 0 {
+        tracing::debug!(
+            "{reordered} interaction(s) interleave the GET stream with their answers \
+             otherwise than recorded; compared in the recorded interleaving"
+        );
+    }
     let report = compare::compare(
         &config.cassette,
         &recorded,
@@ -126,6 +151,28 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         UpdateMode::No | UpdateMode::Auto => {}
     }
     Ok(verification)
+}
+
+/// The recorded server: the URL of a Streamable HTTP recording, else the
+/// recorded command.
+fn recorded_target(recorded: &Cassette) -> Result<Target, DriftError> {
+    match &recorded.transport {
+        Transport::StreamableHttp { url, .. } if url.contains("[REDACTED") => {
+            Err(DriftError::NoTarget(format!(
+                "the recorded URL {url} has masked secrets; give the server's URL with --url"
+            )))
+        }
+        Transport::StreamableHttp { url, .. } => {
+            tracing::info!("verifying against the recorded URL {url} (--url to use another)");
+            Ok(Target::Url(url.clone()))
+        }
+        Transport::HttpSse { .. } => Err(DriftError::NoTarget(
+            "this cassette was recorded over the 2024-11-05 HTTP+SSE transport, which verify \
+             cannot drive; record it again over Streamable HTTP"
+                .into(),
+        )),
+        Transport::Stdio { .. } => Ok(Target::Command(recorded_command(recorded)?)),
+    }
 }
 
 /// The recorded server command, when it is usable.

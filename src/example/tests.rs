@@ -382,10 +382,11 @@ fn parts_with(refs: bool) -> BoxedStrategy<Value> {
                     let mut properties = serde_json::Map::new();
                     let mut required = Vec::new();
                     for (name, schema, is_required) in members {
-                        if is_required {
+                        // `required` must not name a property twice.
+                        let new = properties.insert(name.clone(), schema).is_none();
+                        if new && is_required {
                             required.push(json!(name));
                         }
-                        properties.insert(name, schema);
                     }
                     let mut s = json!({"type": "object", "properties": properties, "required": required});
                     if closed {

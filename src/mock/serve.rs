@@ -14,7 +14,7 @@ use super::server::MockServer;
 use crate::cassette::{Cassette, FORMAT_VERSION, ProtocolInfo, Transport};
 use crate::matching::Rules;
 use crate::protocol::Era;
-use crate::replay::http::{HttpReplayConfig, Pace};
+use crate::replay::http::HttpReplayConfig;
 use crate::replay::{Engine, ReplayConfig};
 
 /// The buffer of [`MockServer::duplex`] streams.
@@ -110,10 +110,7 @@ impl MockServer {
         ready: impl FnOnce(SocketAddr) + Send,
         shutdown: impl Future<Output = ()> + Send,
     ) -> std::io::Result<()> {
-        let config = HttpReplayConfig {
-            listen,
-            pace: Pace::Fast,
-        };
+        let config = HttpReplayConfig::new(listen);
         crate::replay::http::serve_http(self.engine(), config, ready, shutdown).await?;
         Ok(())
     }

@@ -137,10 +137,12 @@ impl std::fmt::Debug for ReplayConfig {
     }
 }
 
-/// Replays one cassette to one client session.
+/// Replays one cassette to one client session ([`Engine::fork`] makes
+/// another, for another session).
 #[derive(Debug)]
 pub struct Engine {
-    cassette: Cassette,
+    /// Shared by an engine and its forks.
+    cassette: Arc<Cassette>,
     config: ReplayConfig,
     /// Masks live messages the way recording masked the cassette, so they
     /// match it (and no secret reaches a report or log).
@@ -157,6 +159,18 @@ struct State {
     /// Requests being played, by live id, so they can be cancelled.
     running: HashMap<String, AbortHandle>,
     next_server_id: u64,
+}
+
+impl State {
+    fn new(matcher: Matcher) -> Self {
+        State {
+            matcher,
+            misses: Vec::new(),
+            pending: HashMap::new(),
+            running: HashMap::new(),
+            next_server_id: 0,
+        }
+    }
 }
 
 /// What [`Engine::handle_message_in`] did with a message.
@@ -179,6 +193,25 @@ pub struct Summary {
     pub unused_cases: Vec<usize>,
 }
 
+impl Summary {
+    /// One summary for replays of the same cassette (an engine and its
+    /// forks): every miss, in the order given, and what none of them used.
+    pub fn merge(summaries: impl IntoIterator<Item = Summary>) -> Summary {
+        let mut summaries = summaries.into_iter();
+        let Some(mut merged) = summaries.next() else {
+            return Summary::default();
+        };
+        for summary in summaries {
+            merged.misses.extend(summary.misses);
+            merged.unused.retain(|p| summary.unused.contains(p));
+            merged
+                .unused_cases
+                .retain(|c| summary.unused_cases.contains(c));
+        }
+        merged
+    }
+}
+
 impl Engine {
     /// An engine for `cassette` under its own rules; `path` names it in
     /// messages.
@@ -198,16 +231,23 @@ impl Engine {
         });
         let matcher = Matcher::new(&cassette, rules);
         Arc::new(Engine {
-            cassette,
+            cassette: Arc::new(cassette),
             config,
             redactor,
-            state: Mutex::new(State {
-                matcher,
-                misses: Vec::new(),
-                pending: HashMap::new(),
-                running: HashMap::new(),
-                next_server_id: 0,
-            }),
+            state: Mutex::new(State::new(matcher)),
+        })
+    }
+
+    /// A fresh replay of the same cassette under the same rules, as a
+    /// newly started replay would begin: nothing answered yet, no misses.
+    /// For a new client session that must see the cassette from the top.
+    pub fn fork(&self) -> Arc<Self> {
+        let matcher = Matcher::new(&self.cassette, self.rules());
+        Arc::new(Engine {
+            cassette: Arc::clone(&self.cassette),
+            config: self.config.clone(),
+            redactor: self.redactor.clone(),
+            state: Mutex::new(State::new(matcher)),
         })
     }
 

@@ -81,6 +81,11 @@ async fn three_ways(era: Era) {
         .args(["--listen", "127.0.0.1:0"]);
     let replayer = Served::start(replay);
     let replayed = session(&replayer.url, era).await;
+    if let Era::Legacy = era {
+        // A new session (a new initialize) sees the recording from the top.
+        let again = session(&replayer.url, era).await;
+        assert_eq!(again, replayed, "the second session saw something else");
+    }
     assert!(replayer.stop().success(), "replay had misses");
 
     assert_eq!(
@@ -119,4 +124,58 @@ async fn rmcp_http_client_legacy_direct_recorded_replayed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rmcp_http_client_modern_direct_recorded_replayed() {
     three_ways(Era::Modern).await;
+}
+
+/// Records one legacy session through `record --upstream`.
+async fn recorded_legacy_session(path: &std::path::Path) {
+    let live = Served::start(rmcp_http_server());
+    let mut record = mcpcassette();
+    record.arg("record").arg("--cassette").arg(path).args([
+        "--upstream",
+        &live.url,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let recorder = Served::start(record);
+    session(&recorder.url, Era::Legacy).await;
+    assert!(recorder.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_listen_serves_every_session_unless_told_to_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rmcp.json");
+    recorded_legacy_session(&path).await;
+    let replay = |sessions: &str| {
+        let mut replay = mcpcassette();
+        replay.arg("replay").arg(&path).args([
+            "--listen",
+            "127.0.0.1:0",
+            "--fail-on-unused",
+            "--sessions",
+            sessions,
+        ]);
+        Served::start_capturing_stderr(replay)
+    };
+
+    // Isolated (the default): three clients, each the whole recording; and
+    // nothing is unused, though each session used everything once.
+    let replayer = replay("isolated");
+    let first = session(&replayer.url, Era::Legacy).await;
+    for _ in 0..2 {
+        assert_eq!(session(&replayer.url, Era::Legacy).await, first);
+    }
+    let (status, stderr) = replayer.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+
+    // Shared: the second client finds the answers given away.
+    let replayer = replay("shared");
+    session(&replayer.url, Era::Legacy).await;
+    let client = connect(&replayer.url, Era::Legacy).await;
+    let error = client.list_all_tools().await.unwrap_err().to_string();
+    assert!(error.contains("answered 1 time(s)"), "{error}");
+    client.cancel().await.expect("client shut down");
+    let (status, stderr) = replayer.stop_with_stderr();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("had no recorded answer"), "{stderr}");
 }

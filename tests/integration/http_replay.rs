@@ -19,9 +19,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
-use mcpcassette::matching::OnExhausted;
-use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
-use mcpcassette::replay::{Engine, NO_MATCH, Summary};
+use mcpcassette::matching::{OnExhausted, Rules, Strategy};
+use mcpcassette::replay::http::{HttpReplayConfig, Pace, SessionMode, serve_http};
+use mcpcassette::replay::{EXHAUSTED, Engine, NO_MATCH, OUT_OF_ORDER, ReplayConfig, Summary};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -52,9 +52,30 @@ impl Replay {
     async fn start_with(cassette: Cassette, pace: Pace) -> Replay {
         let engine = Engine::new(cassette, Path::new("test-cassette.json"));
         let config = HttpReplayConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
             pace,
+            ..HttpReplayConfig::new("127.0.0.1:0".parse().unwrap())
         };
+        Replay::serve(engine, config).await
+    }
+
+    /// A replay under `rules` (the cassette's own without), with sessions
+    /// as `sessions` says.
+    async fn start_sessions(
+        cassette: Cassette,
+        rules: Option<Rules>,
+        sessions: SessionMode,
+    ) -> Replay {
+        let mut replay = ReplayConfig::new(Path::new("test-cassette.json"));
+        replay.rules = rules;
+        let engine = Engine::with_config(cassette, replay);
+        let config = HttpReplayConfig {
+            sessions,
+            ..HttpReplayConfig::new("127.0.0.1:0".parse().unwrap())
+        };
+        Replay::serve(engine, config).await
+    }
+
+    async fn serve(engine: std::sync::Arc<Engine>, config: HttpReplayConfig) -> Replay {
         let (ready, bound) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(serve_http(
@@ -806,13 +827,24 @@ async fn answers_recorded_in_an_unusual_situation_answer_only_that_situation() {
         .await;
     assert_eq!(rebound.status, StatusCode::OK, "{}", rebound.text());
     assert_eq!(rebound.json()["id"], "16");
+    // Each initialize starts a session from the top, so it is answered again.
     let twice = http
         .post(&initialize_request("17"), &[("host", "evil.example.com")])
         .await;
-    assert_eq!(twice.status, StatusCode::FORBIDDEN, "recorded once");
+    assert_eq!(twice.status, StatusCode::OK, "{}", twice.text());
 
     let summary = replay.stop().await;
     assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+
+    // With shared sessions, what was recorded once is answered once.
+    let replay = Replay::start_sessions(situational_cassette(), None, SessionMode::Shared).await;
+    let http = replay.http();
+    let foreign = [("host", "evil.example.com")];
+    let once = http.post(&initialize_request("18"), &foreign).await;
+    assert_eq!(once.status, StatusCode::OK, "{}", once.text());
+    let twice = http.post(&initialize_request("19"), &foreign).await;
+    assert_eq!(twice.status, StatusCode::FORBIDDEN, "recorded once");
+    replay.stop().await;
 }
 
 #[tokio::test]
@@ -1023,6 +1055,182 @@ async fn http_sse_recordings_are_served_over_http_sse() {
     let end = tokio::time::timeout(PATIENCE, stream.collect()).await;
     assert!(end.is_ok(), "shutdown ends the stream");
     stopping.await.unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Sessions: each new one replays the cassette from the top, unless shared
+
+fn tools_list(id: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}})
+}
+
+/// A legacy session's `tools/list` and echo, as the client sees them.
+async fn list_and_echo(http: &Http, session: &str) -> (Value, Value) {
+    let headers = session_headers(session);
+    let tools = http.post(&tools_list("list"), &headers).await;
+    assert_eq!(tools.status, StatusCode::OK, "{}", tools.text());
+    let echoed = http.post(&echo(json!("echo")), &headers).await;
+    assert_eq!(echoed.status, StatusCode::OK, "{}", echoed.text());
+    (tools.json(), echoed.json())
+}
+
+fn assert_whole_recording(seen: &(Value, Value), which: &str) {
+    let (tools, echoed) = seen;
+    let listed = tools["result"]["tools"].as_array();
+    assert_eq!(listed.map(Vec::len), Some(9), "{which}: {tools}");
+    assert_eq!(tool_text(echoed), "echo: hello", "{which}");
+}
+
+#[tokio::test]
+async fn every_new_session_replays_the_cassette_from_the_top() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let http = replay.http();
+    // Interleaved: both sessions are live at once.
+    let first = http.initialize().await;
+    let second = http.initialize().await;
+    let headers = session_headers(&first);
+    let early = http.post(&tools_list("early"), &headers).await.json();
+    let seen_second = list_and_echo(&http, &second).await;
+    assert_whole_recording(&seen_second, "second session");
+    let echoed = http.post(&echo(json!("e")), &headers).await.json();
+    assert_whole_recording(&(early, echoed), "first session");
+    // One after another, the earlier ones ended.
+    for session in [first, second] {
+        let headers = session_headers(&session);
+        let ended = http.without_body(Method::DELETE, &headers).await;
+        assert_eq!(ended.status, StatusCode::OK);
+    }
+    for n in 3..6 {
+        let session = http.initialize().await;
+        let seen = list_and_echo(&http, &session).await;
+        assert_whole_recording(&seen, &format!("session {n}"));
+        // A session's own answers still run out, as a fresh server's would.
+        let headers = session_headers(&session);
+        let again = http.post(&echo(json!("again")), &headers).await.json();
+        assert_eq!(again["error"]["code"], EXHAUSTED, "session {n}: {again}");
+    }
+    let summary = replay.stop().await;
+    assert_eq!(summary.misses.len(), 3, "one exhausted echo per session");
+    assert!(summary.misses.iter().all(|m| m.code() == EXHAUSTED));
+    assert!(!summary.unused.contains(&3) && !summary.unused.contains(&4));
+    assert!(summary.unused.contains(&5), "add was never called");
+}
+
+#[tokio::test]
+async fn unused_counts_what_no_session_used() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let http = replay.http();
+    let lister = http.initialize().await;
+    let tools = http.post(&tools_list("l"), &session_headers(&lister)).await;
+    assert!(tools.json()["result"]["tools"].is_array());
+    let adder = http.initialize().await;
+    let add = call(json!(1), "add", json!({"a": 2, "b": 40}));
+    let added = http.post(&add, &session_headers(&adder)).await.json();
+    assert!(added["result"].is_object(), "{added}");
+    let summary = replay.stop().await;
+    assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+    assert!(!summary.unused.contains(&3), "tools/list was used by one");
+    assert!(!summary.unused.contains(&5), "add was used by the other");
+    assert!(summary.unused.contains(&4), "echo was used by neither");
+    assert!(!summary.unused.contains(&0), "initialize was used");
+}
+
+#[tokio::test]
+async fn sequential_order_starts_again_in_each_session() {
+    let rules = Rules {
+        strategy: Strategy::Sequential,
+        ..Rules::default()
+    };
+    let replay = Replay::start_sessions(
+        demo("demo-legacy.json"),
+        Some(rules.clone()),
+        SessionMode::Isolated,
+    )
+    .await;
+    let http = replay.http();
+    for n in 0..3 {
+        let session = http.initialize().await;
+        assert_whole_recording(&list_and_echo(&http, &session).await, &n.to_string());
+    }
+    let summary = replay.stop().await;
+    assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+
+    // Shared: the second session's tools/list is out of order.
+    let replay =
+        Replay::start_sessions(demo("demo-legacy.json"), Some(rules), SessionMode::Shared).await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    assert_whole_recording(&list_and_echo(&http, &session).await, "first");
+    let session = http.initialize().await;
+    let tools = http
+        .post(&tools_list("l"), &session_headers(&session))
+        .await;
+    assert_eq!(
+        tools.json()["error"]["code"],
+        OUT_OF_ORDER,
+        "{}",
+        tools.text()
+    );
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn shared_sessions_draw_from_one_set_of_answers() {
+    let replay = Replay::start_sessions(demo("demo-legacy.json"), None, SessionMode::Shared).await;
+    let http = replay.http();
+    let first = http.initialize().await;
+    assert_whole_recording(&list_and_echo(&http, &first).await, "first");
+    let second = http.initialize().await;
+    let (tools, echoed) = list_and_echo(&http, &second).await;
+    for answer in [&tools, &echoed] {
+        assert_eq!(answer["error"]["code"], EXHAUSTED, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("answered 1 time(s)"), "{message}");
+    }
+    let summary = replay.stop().await;
+    assert_eq!(summary.misses.len(), 2);
+}
+
+#[tokio::test]
+async fn each_http_sse_stream_is_a_session_of_its_own() {
+    let transport = Transport::HttpSse {
+        url: "http://upstream.invalid/sse".into(),
+        sse_endpoint: "/sse".into(),
+        post_endpoint: "/messages".into(),
+    };
+    let cassette = crafted(transport, legacy_traffic());
+    for mode in [SessionMode::Isolated, SessionMode::Shared] {
+        let replay = Replay::start_sessions(cassette.clone(), None, mode).await;
+        let mut texts = Vec::new();
+        for n in 0..2 {
+            let sse = replay.http().at("/sse");
+            let accept = [("accept", "text/event-stream")];
+            let opened = sse.request(Method::GET, &accept, Bytes::new());
+            let (_, _, mut stream) = sse.open(opened).await;
+            let announced = read_events(&mut stream, 1).await.remove(0);
+            let post = replay.http().at(&announced.data);
+            let slow = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+                "name": "slow", "arguments": {}, "_meta": {"progressToken": "t"}}});
+            assert_eq!(post.post(&slow, &[]).await.status, StatusCode::ACCEPTED);
+            // Progress then the answer; a shared replay's second session
+            // gets the exhausted error alone.
+            let shared_again = mode == SessionMode::Shared && n == 1;
+            let events = read_events(&mut stream, if shared_again { 1 } else { 2 }).await;
+            let last = events.last().unwrap().message();
+            if !shared_again {
+                let progress = events[0].message();
+                assert_eq!(progress["params"]["progressToken"], "t", "{progress}");
+                texts.push(tool_text(&last).to_owned());
+            } else {
+                texts.push(last["error"]["code"].to_string());
+            }
+        }
+        match mode {
+            SessionMode::Isolated => assert_eq!(texts, ["slow done", "slow done"]),
+            SessionMode::Shared => assert_eq!(texts, ["slow done", &EXHAUSTED.to_string()]),
+        }
+        replay.stop().await;
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ mod http_replay;
 #[cfg(feature = "tls")]
 mod http_tls;
 mod inspect;
+mod inspector_sessions;
 mod library;
 mod matching;
 mod mock;
@@ -30,3 +31,4 @@ mod testkit;
 mod tsdk_progress;
 mod verify;
 mod verify_http;
+mod verify_streams;

@@ -337,3 +337,63 @@ fn interactive_review_accept_all_remaining() {
     assert_eq!(result.interactions[5], live.interactions[5]);
     assert_eq!(result.interactions[9], live.interactions[9]);
 }
+
+/// An accepted cassette whose echo answer carries a timestamp, and a
+/// pending one in which the timestamp moved on and echo's input schema
+/// gained a required property (a breaking change).
+fn setup_volatile_and_breaking(dir: &Path) -> PathBuf {
+    let accepted = dir.join("cassettes").join("demo.json");
+    std::fs::create_dir_all(accepted.parent().unwrap()).unwrap();
+    let mut recorded =
+        cassette::load(&support::root().join("cassettes").join("demo-legacy.json")).unwrap();
+    let echo =
+        |at: &str| json!({"content": [{"type": "text", "text": format!("echo: hello at {at}")}]});
+    recorded.interactions[4].response.as_mut().unwrap()["result"] = echo("2026-11-30T10:00:00Z");
+    cassette::save(&accepted, &recorded).unwrap();
+    let mut live = recorded.clone();
+    live.interactions[4].response.as_mut().unwrap()["result"] = echo("2026-12-01T07:41:00.123Z");
+    let tool = &mut live.interactions[3].response.as_mut().unwrap()["result"]["tools"][0];
+    assert_eq!(tool["name"], "echo");
+    tool["inputSchema"]["properties"]["volume"] = json!({"type": "number"});
+    tool["inputSchema"]["required"] = json!(["message", "volume"]);
+    pending::write(&accepted, &live, None).unwrap();
+    accepted
+}
+
+/// The hint for the echo answer's timestamp, as review and verify print it.
+const ECHO_HINT: &str = r#"hint: /result/content/*/text looks like a timestamp that changes every run; to ignore it, add to "normalize" in the cassette's "rules": {"selector":"/result/content/*/text","regex":"#;
+
+#[test]
+fn review_shows_breaking_changes_and_normalize_hints() {
+    let tmp = tempfile::tempdir().unwrap();
+    setup_volatile_and_breaking(tmp.path());
+    let (code, stdout, stderr) = run(mcpcassette().current_dir(tmp.path()).arg("review"));
+    assert_eq!(code, 0, "{stderr}");
+    for expected in [
+        "#3    tools/list",
+        "BREAKING",
+        "new required property `volume`",
+        "#4    tools/call echo",
+        ECHO_HINT,
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in:\n{stdout}");
+    }
+
+    // The same in a terminal, above each change's diff.
+    let command = format!(
+        "{} review {}",
+        quote(Path::new(env!("CARGO_BIN_EXE_mcpcassette"))),
+        quote(tmp.path())
+    );
+    let mut pty = Pty::spawn(&command);
+    pty.wait_for("interaction 1/2 · tools/list", 1);
+    pty.wait_for("[q] quit", 1);
+    assert!(pty.text().contains("BREAKING"), "{}", pty.text());
+    pty.press("s");
+    pty.wait_for("interaction 2/2 · tools/call echo", 1);
+    pty.wait_for("[q] quit", 2);
+    assert!(pty.text().contains(ECHO_HINT), "{}", pty.text());
+    pty.press("s");
+    let (code, text) = pty.finish();
+    assert_eq!(code, 0, "{text}");
+}

@@ -164,7 +164,8 @@ mod tests {
 
     #[tokio::test]
     async fn order_survives_and_the_rest_spills() {
-        let session = super::super::session::Sessions::default().create();
+        let session =
+            super::super::session::Sessions::default().create(super::super::session::test_engine());
         let (mut flow, sink) = Flow::open(Spill::Session(Arc::clone(&session)));
         sink.events.send(br#"{"method":"a"}"#.to_vec()).unwrap();
         sink.responses

@@ -21,6 +21,7 @@ use super::server::Server;
 use super::session::fresh_id;
 use super::sse::{self, FrameSpec};
 use super::{answer, post};
+use crate::replay::engine::Engine;
 
 /// The two endpoints, as recorded.
 #[derive(Debug)]
@@ -32,21 +33,28 @@ pub(super) struct Endpoints {
 /// Open streams by session id.
 #[derive(Debug, Default)]
 pub(super) struct Streams {
-    live: Mutex<HashMap<String, mpsc::UnboundedSender<Bytes>>>,
+    live: Mutex<HashMap<String, Stream>>,
     issued: AtomicU64,
 }
 
+/// A session's stream, and the engine that answers the session.
+#[derive(Debug, Clone)]
+struct Stream {
+    events: mpsc::UnboundedSender<Bytes>,
+    engine: Arc<Engine>,
+}
+
 impl Streams {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Bytes>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Stream>> {
         self.live
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The stream of a session whose client is still listening.
-    fn get(&self, id: &str) -> Option<mpsc::UnboundedSender<Bytes>> {
+    fn get(&self, id: &str) -> Option<Stream> {
         let mut live = self.lock();
-        live.retain(|_, stream| !stream.is_closed());
+        live.retain(|_, stream| !stream.events.is_closed());
         live.get(id).cloned()
     }
 
@@ -97,7 +105,11 @@ fn open(server: &Server, endpoints: &Endpoints, headers: &http::HeaderMap) -> Re
     };
     let announced = format!("{}?sessionId={id}", endpoints.post);
     let _ = tx.send(sse::encode(&endpoint, Some(announced.into_bytes())));
-    streams.lock().insert(id, tx);
+    let stream = Stream {
+        events: tx,
+        engine: server.session_engine(),
+    };
+    streams.lock().insert(id, stream);
     reply::sse(StatusCode::OK, rx, server.closed())
 }
 
@@ -129,19 +141,16 @@ async fn receive(server: &Arc<Server>, request: Request<Incoming>) -> Response {
         Ok((messages, _)) => messages,
         Err(refused) => return refused,
     };
-    let (mut flow, sink) = Flow::open(Spill::Stream(stream));
+    let engine = stream.engine;
+    let (mut flow, sink) = Flow::open(Spill::Stream(stream.events));
     let first = messages
         .into_iter()
-        .map(|message| {
-            server
-                .engine
-                .handle_message_traced(message, &sink, &mut flow.tasks)
-        })
+        .map(|message| engine.handle_message_traced(message, &sink, &mut flow.tasks))
         .reduce(|first, _| first)
         .flatten();
     drop(sink);
     flow.drain(server.closed());
-    let interaction = first.and_then(|p| server.engine.cassette().interactions.get(p));
+    let interaction = first.and_then(|p| engine.cassette().interactions.get(p));
     answer::without_stream(&Plan::for_notification(interaction))
 }
 

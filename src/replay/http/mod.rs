@@ -10,6 +10,8 @@
 //! DELETE and resumption; modern ones (2026-07-28) are POST-only, stateless,
 //! and have their `Mcp-Method`/`Mcp-Name` headers checked. Cassettes
 //! recorded over the 2024-11-05 HTTP+SSE transport are served over it.
+//! Each new session replays the cassette from the top on a fork of the
+//! engine, unless [`SessionMode::Shared`] says otherwise.
 //!
 //! A POSTed message in an out-of-the-ordinary situation (no session, an
 //! unknown or ended one, a foreign Origin or Host, `Mcp-*` headers that
@@ -62,6 +64,40 @@ pub struct HttpReplayConfig {
     pub listen: SocketAddr,
     /// Whether SSE events keep their recorded timing.
     pub pace: Pace,
+    /// Whether each client session replays the cassette from the top.
+    pub sessions: SessionMode,
+}
+
+impl HttpReplayConfig {
+    /// Serving on `listen`, fast, each session on its own.
+    pub fn new(listen: SocketAddr) -> Self {
+        HttpReplayConfig {
+            listen,
+            pace: Pace::default(),
+            sessions: SessionMode::default(),
+        }
+    }
+}
+
+/// What a new client session sees of the cassette.
+///
+/// A session is what the transport calls one: in the legacy era, an
+/// `Mcp-Session-Id` handed out by a new `initialize` (or, over 2024-11-05
+/// HTTP+SSE, a new GET on the SSE endpoint). Requests that name no live
+/// session, and every request to a server without sessions (2026-07-28,
+/// or a legacy recording whose server handed out none), share one replay
+/// state in either mode: a stateless server cannot tell clients apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SessionMode {
+    /// Each session starts from the top, as against a freshly started
+    /// server: its own answer counts, sequential position and pending
+    /// server requests. A recorded interaction counts as unused only when
+    /// no session used it.
+    #[default]
+    Isolated,
+    /// Every session draws from one replay state: an answer given to one
+    /// session is not given again to another.
+    Shared,
 }
 
 /// Serves the engine over Streamable HTTP until `shutdown` resolves.
@@ -77,7 +113,7 @@ pub async fn serve_http(
 ) -> std::io::Result<Summary> {
     let listener = TcpListener::bind(config.listen).await?;
     let local = listener.local_addr()?;
-    let server = Arc::new(Server::new(Arc::clone(&engine), config.pace, local));
+    let server = Arc::new(Server::new(engine, &config, local));
     ready(local);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -105,8 +141,8 @@ pub async fn serve_http(
     if drained.await.is_err() {
         connections.shutdown().await;
     }
-    engine.client_gone();
-    Ok(engine.summary())
+    server.client_gone();
+    Ok(server.summary())
 }
 
 /// Serves one TCP connection, finishing its current exchange on shutdown.

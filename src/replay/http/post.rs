@@ -197,6 +197,13 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
     let listen = first_request.is_some_and(|i| is_listen(&messages[i]));
     let (lookup, session) = server.lookup(post.headers);
     let issues_sessions = server.sessions.issued_any();
+    // A new `initialize` starts a new session: on a fresh engine when
+    // sessions are isolated, so it sees the cassette from the top.
+    let engine = if initialize && server.stateful {
+        server.session_engine()
+    } else {
+        server.engine_for(session.as_deref())
+    };
 
     let spill = session.clone().map_or(Spill::Nowhere, Spill::Session);
     let (mut flow, sink) = Flow::open(spill);
@@ -205,12 +212,8 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         let state = http_transport::session_state(&message, lookup, issues_sessions);
         let situation = http_transport::situation(post.headers, server.local, &message, state);
         if !situation.is_normal() {
-            let handled = server.engine.handle_message_in(
-                message.clone(),
-                &sink,
-                &mut flow.tasks,
-                &situation,
-            );
+            let handled =
+                engine.handle_message_in(message.clone(), &sink, &mut flow.tasks, &situation);
             if let Handled::Answered(position) = handled {
                 positions.push(position);
                 continue;
@@ -219,15 +222,11 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
                 return refused;
             }
         }
-        positions.push(
-            server
-                .engine
-                .handle_message_traced(message, &sink, &mut flow.tasks),
-        );
+        positions.push(engine.handle_message_traced(message, &sink, &mut flow.tasks));
     }
     drop(sink);
 
-    let interactions = &server.engine.cassette().interactions;
+    let interactions = &engine.cassette().interactions;
     let played = |index: usize| positions[index].and_then(|p| interactions.get(p));
     if answers == 0 {
         let plan = Plan::for_notification(played(0));
@@ -244,7 +243,7 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
     let mut issued = None;
     let mock_initialize = server.mock && first_request.and_then(played).is_none();
     if initialize && server.stateful && (plan.issues_session || mock_initialize) {
-        let opened = server.open_session();
+        let opened = server.open_session(Arc::clone(&engine));
         flow.set_spill(Spill::Session(Arc::clone(&opened)));
         issued = Some(opened.id.clone());
         session = Some(opened);

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use http::{HeaderMap, Method, Request, StatusCode};
 use hyper::body::Incoming;
@@ -12,11 +12,11 @@ use super::flow::{Closing, Flow, Spill};
 use super::guard::{self, header};
 use super::http_sse::{self, Endpoints, Streams};
 use super::reply::{self, Response};
-use super::session::{Session, Sessions};
-use super::{Pace, post, stream};
+use super::session::{Session, Sessions, lock};
+use super::{HttpReplayConfig, Pace, SessionMode, post, stream};
 use crate::cassette::{Cassette, Transport};
 use crate::protocol::Era;
-use crate::replay::engine::Engine;
+use crate::replay::engine::{Engine, Summary};
 use crate::transport::http::{self as http_transport, SessionLookup};
 
 /// Where a cassette recorded over anything but Streamable HTTP is served.
@@ -25,8 +25,13 @@ const DEFAULT_ENDPOINT: &str = "/mcp";
 /// The replay server's state, shared by every connection.
 #[derive(Debug)]
 pub(super) struct Server {
+    /// Answers what belongs to no session (and, with shared sessions,
+    /// everything).
     pub(super) engine: Arc<Engine>,
     pub(super) pace: Pace,
+    session_mode: SessionMode,
+    /// The engines of isolated sessions, live or ended, for the summary.
+    forks: Mutex<Vec<Arc<Engine>>>,
     /// The endpoint's path.
     endpoint: String,
     /// The two endpoints of a cassette recorded over 2024-11-05 HTTP+SSE,
@@ -50,7 +55,7 @@ pub(super) struct Server {
 }
 
 impl Server {
-    pub(super) fn new(engine: Arc<Engine>, pace: Pace, local: SocketAddr) -> Self {
+    pub(super) fn new(engine: Arc<Engine>, config: &HttpReplayConfig, local: SocketAddr) -> Self {
         let cassette = engine.cassette();
         let (endpoint, get_status, delete_status) = match &cassette.transport {
             Transport::StreamableHttp {
@@ -82,7 +87,9 @@ impl Server {
         let stateful = !modern && (initialize_issued_session(cassette) || mock);
         Server {
             engine,
-            pace,
+            pace: config.pace,
+            session_mode: config.sessions,
+            forks: Mutex::new(Vec::new()),
             endpoint,
             http_sse_endpoints,
             http_sse: Streams::default(),
@@ -161,17 +168,54 @@ impl Server {
         (lookup, live)
     }
 
-    /// A new session, with the messages the recording opened with queued
-    /// on its GET stream.
-    pub(super) fn open_session(&self) -> Arc<Session> {
-        let session = self.sessions.create();
+    /// The engine a new session replays on: a fresh fork when sessions
+    /// are isolated, else the shared one.
+    pub(super) fn session_engine(&self) -> Arc<Engine> {
+        match self.session_mode {
+            SessionMode::Shared => Arc::clone(&self.engine),
+            SessionMode::Isolated => {
+                let fork = self.engine.fork();
+                lock(&self.forks).push(Arc::clone(&fork));
+                fork
+            }
+        }
+    }
+
+    /// A new session replaying on `engine`, with the messages the recording
+    /// opened with queued on its GET stream.
+    pub(super) fn open_session(&self, engine: Arc<Engine>) -> Arc<Session> {
+        let session = self.sessions.create(engine);
         if !self.engine.cassette().opening.is_empty() {
             let (mut flow, sink) = Flow::open(Spill::Session(Arc::clone(&session)));
-            self.engine.open(&sink, &mut flow.tasks);
+            session.engine.open(&sink, &mut flow.tasks);
             drop(sink);
             flow.drain(self.closed());
         }
         session
+    }
+
+    /// The engine for a request naming `session` (or none).
+    pub(super) fn engine_for(&self, session: Option<&Session>) -> Arc<Engine> {
+        Arc::clone(session.map_or(&self.engine, |s| &s.engine))
+    }
+
+    /// Every engine that served: the shared one and the sessions' own.
+    fn engines(&self) -> Vec<Arc<Engine>> {
+        let mut engines = vec![Arc::clone(&self.engine)];
+        engines.extend(lock(&self.forks).iter().cloned());
+        engines
+    }
+
+    /// Server requests still waiting on any engine end: the clients are gone.
+    pub(super) fn client_gone(&self) {
+        for engine in self.engines() {
+            engine.client_gone();
+        }
+    }
+
+    /// What the whole replay did, over every session.
+    pub(super) fn summary(&self) -> Summary {
+        Summary::merge(self.engines().iter().map(|e| e.summary()))
     }
 
     /// Resolves once shutdown has started.

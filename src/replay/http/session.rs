@@ -13,13 +13,14 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::sse::{self, FrameSpec};
+use crate::replay::engine::Engine;
 
 /// Events the GET stream keeps for resumption.
 const STANDALONE_LOG: usize = 256;
 /// Request streams a session keeps for resumption.
 const STREAM_LOGS: usize = 16;
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -33,10 +34,10 @@ pub(super) struct Sessions {
 }
 
 impl Sessions {
-    /// A new session with a fresh, unguessable id.
-    pub(super) fn create(&self) -> Arc<Session> {
+    /// A new session replaying on `engine`, with a fresh, unguessable id.
+    pub(super) fn create(&self, engine: Arc<Engine>) -> Arc<Session> {
         let count = self.issued.fetch_add(1, Ordering::Relaxed);
-        let session = Arc::new(Session::new(fresh_id(count)));
+        let session = Arc::new(Session::new(fresh_id(count), engine));
         lock(&self.live).insert(session.id.clone(), Arc::clone(&session));
         session
     }
@@ -91,14 +92,17 @@ pub(super) struct Busy;
 #[derive(Debug)]
 pub(super) struct Session {
     pub(super) id: String,
+    /// Answers the session's messages.
+    pub(super) engine: Arc<Engine>,
     standalone: Mutex<Standalone>,
     streams: Mutex<VecDeque<Arc<StreamLog>>>,
 }
 
 impl Session {
-    fn new(id: String) -> Self {
+    fn new(id: String, engine: Arc<Engine>) -> Self {
         Session {
             id,
+            engine,
             standalone: Mutex::new(Standalone::default()),
             streams: Mutex::new(VecDeque::new()),
         }
@@ -232,9 +236,35 @@ impl StreamLog {
     }
 }
 
+/// An engine for an empty legacy cassette, for tests of what carries it.
+#[cfg(test)]
+pub(super) fn test_engine() -> Arc<Engine> {
+    use crate::cassette::{Cassette, FORMAT_VERSION, ProtocolInfo, Transport};
+    let cassette = Cassette {
+        format_version: FORMAT_VERSION,
+        recorded_at: String::new(),
+        transport: Transport::Stdio {
+            command: Vec::new(),
+        },
+        protocol: ProtocolInfo {
+            era: crate::protocol::Era::Legacy,
+            version: None,
+        },
+        server: None,
+        rules: Default::default(),
+        opening: Vec::new(),
+        interactions: Vec::new(),
+    };
+    Engine::new(cassette, std::path::Path::new("t.json"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn session() -> Session {
+        Session::new("s".into(), test_engine())
+    }
 
     fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
         let mut out = Vec::new();
@@ -247,8 +277,8 @@ mod tests {
     #[test]
     fn ids_are_fresh_and_sessions_end() {
         let sessions = Sessions::default();
-        let a = sessions.create();
-        let b = sessions.create();
+        let a = sessions.create(test_engine());
+        let b = sessions.create(test_engine());
         assert_ne!(a.id, b.id);
         assert_eq!(a.id.len(), 32);
         assert!(sessions.get(&a.id).is_some());
@@ -259,7 +289,7 @@ mod tests {
 
     #[test]
     fn queued_messages_reach_the_first_get_stream_and_one_stream_at_a_time() {
-        let session = Session::new("s".into());
+        let session = session();
         session.push(b"{\"n\":1}".to_vec());
         let mut rx = session.open().unwrap();
         assert_eq!(session.open().unwrap_err(), Busy);
@@ -273,7 +303,7 @@ mod tests {
 
     #[test]
     fn resumption_replays_what_followed_the_last_event_id() {
-        let session = Session::new("s".into());
+        let session = session();
         let _rx = session.open().unwrap();
         for n in 0..3 {
             session.push(format!("{{\"n\":{n}}}").into_bytes());
