@@ -14,10 +14,10 @@ use super::args::MatchArgs;
 use super::replay;
 
 /// Replays with the server behind it and saves the new interactions.
-pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::Result<ExitCode> {
+pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Result<ExitCode> {
     let recorded = replay::open(path)?;
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
-    let upstream = NewEpisodes::new(command, recorded.protocol.era);
+    let upstream = NewEpisodes::new(command.to_vec(), recorded.protocol.era);
     let config = ReplayConfig {
         path: path.to_owned(),
         rules: Some(rules),
@@ -54,5 +54,13 @@ pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::R
             path.display()
         );
     }
-    replay::finish(&engine, &summary, matching)
+    let code = replay::finish(&engine, &summary, matching)?;
+    if let Some((failed, reason)) = upstream.failures() {
+        // The client got an error for each; the run did not do its job.
+        tracing::error!(
+            "{failed} request(s) could not be forwarded to the server for new episodes: {reason}"
+        );
+        return Ok(ExitCode::from(super::exit::ERROR));
+    }
+    Ok(code)
 }

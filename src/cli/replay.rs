@@ -19,36 +19,48 @@ use super::exit;
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let cassette = open(&args.cassette)?;
     match args.listen {
-        Some(listen) => replay_http(cassette, &args, listen),
+        Some(listen) => {
+            let pace = if args.pace == "recorded" {
+                Pace::Recorded
+            } else {
+                Pace::Fast
+            };
+            replay_http(
+                cassette,
+                &args.cassette,
+                "replay",
+                &args.matching,
+                listen,
+                pace,
+            )
+        }
         None => replay(cassette, &args.cassette, "replay", &args.matching),
     }
 }
 
 /// Serves the cassette over Streamable HTTP until SIGINT or SIGTERM.
-fn replay_http(
+pub fn replay_http(
     cassette: Cassette,
-    args: &ReplayArgs,
+    path: &Path,
+    mode: &str,
+    matching: &MatchArgs,
     listen: std::net::SocketAddr,
+    pace: Pace,
 ) -> anyhow::Result<ExitCode> {
-    let rules = resolve_rules(&cassette.rules, &args.matching)?;
+    let rules = resolve_rules(&cassette.rules, matching)?;
     let endpoint = match &cassette.transport {
         Transport::StreamableHttp { endpoint, .. } => endpoint.clone(),
         Transport::HttpSse { sse_endpoint, .. } => sse_endpoint.clone(),
         Transport::Stdio { .. } => "/mcp".to_owned(),
     };
     let config = ReplayConfig {
-        path: args.cassette.clone(),
+        path: path.to_owned(),
         rules: Some(rules),
-        mode: "replay".into(),
+        mode: mode.to_owned(),
         upstream: None,
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
-    let pace = if args.pace == "recorded" {
-        Pace::Recorded
-    } else {
-        Pace::Fast
-    };
     let summary = super::until_signal(|shutdown| {
         serve_http(
             engine.clone(),
@@ -57,7 +69,7 @@ fn replay_http(
             shutdown,
         )
     })??;
-    finish(&engine, &summary, &args.matching)
+    finish(&engine, &summary, matching)
 }
 
 /// Recovers an interrupted recording's journal, if any, and loads.

@@ -21,6 +21,7 @@ mod replay;
 mod review;
 mod rmcp_interop;
 mod run;
+mod run_env;
 mod schema_crosscheck;
 mod session;
 mod support;

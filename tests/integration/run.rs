@@ -53,7 +53,7 @@ fn once_records_when_missing_then_replays_without_the_server() {
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
     assert!(
-        stderr.contains("mode once (as asked): cassette missing: recording"),
+        stderr.contains("mode once (from --mode): cassette missing: recording"),
         "{stderr}"
     );
     assert!(path.exists());
@@ -70,7 +70,7 @@ fn once_records_when_missing_then_replays_without_the_server() {
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
     assert!(
-        stderr.contains("mode once (as asked): replaying"),
+        stderr.contains("mode once (from --mode): replaying"),
         "{stderr}"
     );
 }
@@ -114,7 +114,7 @@ fn mcpcassette_mode_switches_a_whole_suite_and_all_records_afresh() {
     );
     let (_, stderr) = peer.finish();
     assert!(
-        stderr.contains("mode all (as asked): recording afresh"),
+        stderr.contains("mode all (from MCPCASSETTE_MODE): recording afresh"),
         "{stderr}"
     );
     let recorded = std::fs::read_to_string(&path).unwrap();
