@@ -23,6 +23,7 @@ mod rmcp_interop;
 mod run;
 mod run_env;
 mod schema_crosscheck;
+mod sdk_run;
 mod session;
 mod support;
 mod testkit;
