@@ -1,0 +1,186 @@
+//! `mcpcassette run` with a Streamable HTTP server: `--upstream URL`
+//! records through the proxy when the mode records, and replays on
+//! `--listen` (default 127.0.0.1:0) when it replays, printing the URL
+//! either way; `new-episodes` over HTTP is refused with the alternatives.
+
+use std::path::Path;
+use std::process::Command;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ServiceExt, service::RunningService};
+use serde_json::{Value, json};
+
+use crate::support::http::{Served, rmcp_http_server};
+use crate::support::mcpcassette;
+
+/// A runtime for the rmcp client.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+/// An rmcp client session at `url`.
+pub async fn connect(url: &str) -> RunningService<rmcp::RoleClient, ()> {
+    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+    ().serve(transport)
+        .await
+        .unwrap_or_else(|e| panic!("handshake with {url} failed: {e}"))
+}
+
+/// `echo` with `message`: the text answered, or the error's message.
+pub async fn echo(
+    client: &RunningService<rmcp::RoleClient, ()>,
+    message: &str,
+) -> Result<String, String> {
+    let call = CallToolRequestParams::new("echo")
+        .with_arguments(json!({"message": message}).as_object().unwrap().clone());
+    match client.call_tool(call).await {
+        Ok(result) => {
+            let value = serde_json::to_value(result).unwrap();
+            Ok(value
+                .pointer("/content/0/text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned())
+        }
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// One session that echoes each of `messages`.
+pub fn echo_session(url: &str, messages: &[&str]) -> Vec<Result<String, String>> {
+    block_on(async {
+        let client = connect(url).await;
+        let mut answers = Vec::new();
+        for message in messages {
+            answers.push(echo(&client, message).await);
+        }
+        client.cancel().await.unwrap();
+        answers
+    })
+}
+
+/// `mcpcassette run --cassette PATH ARGS`, run from `dir`.
+fn run(dir: &Path, cassette: &str, args: &[&str]) -> Command {
+    let mut command = mcpcassette();
+    command
+        .current_dir(dir)
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--cassette", cassette])
+        .args(args);
+    command
+}
+
+#[test]
+fn run_records_through_the_proxy_then_replays_on_listen() {
+    let live = Served::start(rmcp_http_server());
+    let dir = tempfile::tempdir().unwrap();
+
+    let recorder = Served::start_capturing_stderr(run(
+        dir.path(),
+        "c.json",
+        &["--mode", "once", "--upstream", &live.url],
+    ));
+    assert_ne!(recorder.url, live.url, "the proxy's own URL is printed");
+    let answers = echo_session(&recorder.url, &["one"]);
+    assert_eq!(answers, [Ok("Echo: one".to_owned())]);
+    let (status, stderr) = recorder.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("mode once (from --mode): cassette missing: recording"),
+        "{stderr}"
+    );
+    let recorded = mcpcassette::cassette::load(&dir.path().join("c.json")).unwrap();
+    assert!(
+        recorded
+            .interactions
+            .iter()
+            .any(|i| i.method() == "tools/call")
+    );
+    drop(live);
+
+    // The server is gone: the same command line replays.
+    for args in [
+        &["--mode", "once", "--upstream", "http://127.0.0.1:9/mcp"][..],
+        &["--mode", "none", "--listen", "127.0.0.1:0"][..],
+    ] {
+        let replay = Served::start_capturing_stderr(run(dir.path(), "c.json", args));
+        let answers = echo_session(&replay.url, &["one"]);
+        assert_eq!(answers, [Ok("Echo: one".to_owned())], "{args:?}");
+        let (status, stderr) = replay.stop_with_stderr();
+        assert!(status.success(), "{args:?}: {stderr}");
+        assert!(stderr.contains("replaying"), "{stderr}");
+    }
+}
+
+#[test]
+fn new_episodes_over_http_is_refused_with_the_alternatives() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        crate::support::root().join("cassettes/demo-legacy.json"),
+        dir.path().join("c.json"),
+    )
+    .unwrap();
+    let url = "http://127.0.0.1:9/mcp";
+    let output = run(
+        dir.path(),
+        "c.json",
+        &["--mode", "new-episodes", "--upstream", url],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("mode new-episodes is not supported over HTTP yet"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "`mcpcassette run --mode all --cassette c.json --upstream {url}`"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "`mcpcassette record --cassette c-new.json --upstream {url}`"
+        )),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "nothing was served");
+}
+
+#[test]
+fn recording_over_http_needs_the_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(
+        dir.path(),
+        "c.json",
+        &["--mode", "all", "--listen", "127.0.0.1:0"],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("mode all over HTTP needs the server's URL: pass --upstream URL"),
+        "{stderr}"
+    );
+    let output = run(
+        dir.path(),
+        "c.json",
+        &["--upstream", "http://127.0.0.1:9/mcp", "--", "server"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "--upstream and a command conflict"
+    );
+}
