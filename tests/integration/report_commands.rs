@@ -385,3 +385,33 @@ fn the_commands_of_the_http_new_episodes_refusal_run() {
         assert!(text.contains("Echo: two"), "{command}: {text}");
     }
 }
+
+#[test]
+fn verify_says_what_to_run_when_the_recorded_directory_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    let mut moved = cassette::load(&crate::support::root().join("cassettes/demo-legacy.json")).unwrap();
+    moved.transport = Transport::Stdio {
+        command: vec!["venv/bin/python".into(), "server.py".into()],
+        cwd: Some("/nonexistent/project".into()),
+    };
+    cassette::save(&path, &moved).unwrap();
+    let output = mcpcassette()
+        .current_dir(dir.path())
+        .env("MCPCASSETTE_UPDATE", "no")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot start the live server `venv/bin/python`"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "The recorded server command is relative and it was recorded in /nonexistent/project, which does not exist here, so it was run from {}",
+            dir.path().canonicalize().unwrap().display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("give the command after `--`"), "{stderr}");
+}
