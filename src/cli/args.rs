@@ -227,8 +227,8 @@ pub struct RunArgs {
     /// mcpcassette.toml sets one).
     #[arg(long, value_name = "PATH")]
     pub cassette: PathBuf,
-    /// The record mode (default: MCPCASSETTE_MODE, then mcpcassette.toml,
-    /// then auto).
+    /// The record mode (default: MCPCASSETTE_MODE, an ancestor process's
+    /// MCPCASSETTE_MODE, mcpcassette.toml's `mode`, then auto).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(mcpcassette::mode::Mode::NAMES))]
     pub mode: Option<String>,
     /// Record (or pass through to) the Streamable HTTP server at this URL.

@@ -173,12 +173,14 @@ impl Sources<'_> {
         if let Some(mode) = self.flag {
             return Ok((mode, "--mode".to_owned()));
         }
-        if let Some(value) = (self.env)(MODE_VAR) {
+        // An empty value is as good as unset, as clap would have it.
+        let set = |value: &String| !value.trim().is_empty();
+        if let Some(value) = (self.env)(MODE_VAR).filter(set) {
             let mode = parse_var(&value, "this process's environment")?;
             return Ok((mode, MODE_VAR.to_owned()));
         }
         for ancestor in self.ancestors {
-            if let Some(value) = ancestor.var(MODE_VAR) {
+            if let Some(value) = ancestor.var(MODE_VAR).filter(set) {
                 let place = format!("in the environment of {}", ancestor.describe());
                 let mode = parse_var(&value, &place)?;
                 return Ok((mode, format!("{MODE_VAR} {place}")));
@@ -398,6 +400,17 @@ pub(crate) mod tests {
                 "{flag:?} {own:?} {project:?} {ancestors:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_empty_mode_variable_is_unset() {
+        let got = resolve(
+            None,
+            &[("MCPCASSETTE_MODE", ""), ("CI", "1")],
+            None,
+            &[ancestor(4, &[("MCPCASSETTE_MODE", " ")])],
+        );
+        assert_eq!(got.unwrap(), (Mode::None, "auto: CI detected".to_owned()));
     }
 
     #[test]

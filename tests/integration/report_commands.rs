@@ -390,7 +390,8 @@ fn the_commands_of_the_http_new_episodes_refusal_run() {
 fn verify_says_what_to_run_when_the_recorded_directory_is_gone() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
-    let mut moved = cassette::load(&crate::support::root().join("cassettes/demo-legacy.json")).unwrap();
+    let mut moved =
+        cassette::load(&crate::support::root().join("cassettes/demo-legacy.json")).unwrap();
     moved.transport = Transport::Stdio {
         command: vec!["venv/bin/python".into(), "server.py".into()],
         cwd: Some("/nonexistent/project".into()),
@@ -405,7 +406,10 @@ fn verify_says_what_to_run_when_the_recorded_directory_is_gone() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("cannot start the live server `venv/bin/python`"), "{stderr}");
+    assert!(
+        stderr.contains("cannot start the live server `venv/bin/python`"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains(&format!(
             "The recorded server command is relative and it was recorded in /nonexistent/project, which does not exist here, so it was run from {}",
