@@ -17,7 +17,8 @@ use super::replay;
 pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Result<ExitCode> {
     let recorded = replay::open(path)?;
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
-    let upstream = NewEpisodes::new(command.to_vec(), recorded.protocol.era);
+    let (command, dir) = recorded_place(&recorded, path, command);
+    let upstream = NewEpisodes::new_in(command, recorded.protocol.era, dir);
     let config = ReplayConfig {
         path: path.to_owned(),
         rules: Some(rules),
@@ -63,4 +64,33 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
         return Ok(ExitCode::from(super::exit::ERROR));
     }
     Ok(code)
+}
+
+/// `command` as given, unless it is the cassette's own relative command
+/// and the cassette says it was recorded in another directory that exists
+/// here: then it runs from there, as `verify` does.
+fn recorded_place(
+    recorded: &cassette::Cassette,
+    path: &Path,
+    command: &[String],
+) -> (Vec<String>, Option<std::path::PathBuf>) {
+    let cassette::Transport::Stdio {
+        command: recorded_command,
+        cwd: Some(cwd),
+    } = &recorded.transport
+    else {
+        return (command.to_vec(), None);
+    };
+    let here = std::env::current_dir().unwrap_or_default();
+    let dir = cassette::resolve_cwd(cwd, path, &here);
+    let same = mcpcassette::redact::mask_command(command) == *recorded_command;
+    if same && cassette::is_relative(command) && dir != here && dir.is_dir() {
+        tracing::info!(
+            "running the recorded server command from {}, where it was recorded",
+            dir.display()
+        );
+        (cassette::command_in(command, &dir), Some(dir))
+    } else {
+        (command.to_vec(), None)
+    }
 }

@@ -74,6 +74,8 @@ pub struct NewEpisodes {
 
 struct Inner {
     command: Vec<String>,
+    /// Where the server runs (default: ours).
+    dir: Option<std::path::PathBuf>,
     era: Era,
     /// The client's `initialize`, from [`Upstream::handshake`].
     initialize: Mutex<Option<Value>>,
@@ -135,6 +137,12 @@ impl NewEpisodes {
     /// `Unknown` initialises it unless no `initialize` was given and the
     /// first forwarded request declares the modern version in `_meta`.
     pub fn new(command: Vec<String>, era: Era) -> Arc<Self> {
+        Self::new_in(command, era, None)
+    }
+
+    /// The same, the server started in `dir` (default: ours): where the
+    /// cassette's server was recorded, for a relative command.
+    pub fn new_in(command: Vec<String>, era: Era, dir: Option<std::path::PathBuf>) -> Arc<Self> {
         // Only the interactions are kept: the cassette has its transport.
         let transport = Transport::Stdio {
             command: redact::mask_command(&command),
@@ -143,6 +151,7 @@ impl NewEpisodes {
         Arc::new(NewEpisodes {
             inner: Arc::new(Inner {
                 command,
+                dir,
                 era,
                 initialize: Mutex::new(None),
                 start: Mutex::new(None),
@@ -378,7 +387,11 @@ impl Inner {
         let Some((program, args)) = self.command.split_first() else {
             return Err(RecordError::NoCommand.to_string());
         };
-        let mut child = Command::new(program)
+        let mut child = Command::new(program);
+        if let Some(dir) = &self.dir {
+            child.current_dir(dir);
+        }
+        let mut child = child
             .args(args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

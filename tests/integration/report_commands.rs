@@ -200,6 +200,25 @@ fn stdio_report_commands_run_from_another_directory() {
         "{text}"
     );
 
+    // The same, typed from elsewhere without the `cd`: the recorded
+    // relative command still runs from where it was recorded.
+    let mut typed = mcpcassette();
+    typed
+        .current_dir(elsewhere.path())
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--mode", "new-episodes", "--cassette"])
+        .arg(&path)
+        .args(["--", "bin/demo"]);
+    let mut peer = Peer::spawn(typed);
+    initialize_demo(&mut peer);
+    assert_eq!(
+        echo(&mut peer, "typed")["result"]["content"][0]["text"],
+        "echo: typed"
+    );
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("where it was recorded"), "{stderr}");
+
     // 2. --mode all: recorded afresh, still from the project directory.
     let all = commands.iter().find(|c| c.contains("--mode all")).unwrap();
     let mut peer = Peer::spawn(as_process(all, elsewhere.path()));
