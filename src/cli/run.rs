@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mcpcassette::mode::{Mode, Project, Sources, ancestors, process_env};
+use mcpcassette::replay::shell_quote;
 
 use super::args::{MatchArgs, RunArgs};
 use super::{record, replay};
@@ -107,8 +108,8 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         ),
         Mode::Once | Mode::None if exists => replaying(path),
         Mode::NewEpisodes if exists && http => {
-            let upstream = args.upstream.as_deref().unwrap_or("URL");
-            let quoted = |p: &Path| shell_words(&p.display().to_string());
+            let upstream = shell_quote(args.upstream.as_deref().unwrap_or_default());
+            let quoted = |p: &Path| shell_quote(&p.display().to_string());
             bail!(
                 "mode new-episodes is not supported over HTTP yet: re-record the whole cassette with `mcpcassette run --mode all --cassette {} --upstream {upstream}`, or record the new requests into a cassette of their own with `mcpcassette record --cassette {} --upstream {upstream}`",
                 quoted(path),
@@ -167,17 +168,4 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
         None => format!("{stem}-{suffix}"),
     };
     path.with_file_name(name)
-}
-
-/// Quotes a shell word when it needs it.
-fn shell_words(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }

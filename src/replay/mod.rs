@@ -9,6 +9,6 @@ mod upstream;
 
 pub use engine::{Engine, Handled, ReplayConfig, Sink, Summary};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
-pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER};
+pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
 pub use stdio::serve;
 pub use upstream::{Forwarding, Upstream};

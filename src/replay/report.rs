@@ -529,8 +529,9 @@ fn rerun_commands<'a>(cassette: &'a Cassette, path: &Path) -> (&'a [String], Vec
     }
 }
 
-/// Quotes a shell word when it needs it.
-fn shell_quote(word: &str) -> String {
+/// Quotes a shell word when it needs it, so that printed commands can be
+/// pasted into `sh`.
+pub fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()

@@ -438,3 +438,90 @@ fn verify_says_what_to_run_when_the_recorded_directory_is_gone() {
     );
     assert!(stderr.contains("give the command after `--`"), "{stderr}");
 }
+
+#[test]
+fn verify_and_review_hints_run_from_where_they_are_printed() {
+    // Paths with spaces, and pending cassettes kept in a --pending-dir.
+    let root = tempfile::tempdir().unwrap();
+    let cassettes = root.path().join("my cassettes");
+    std::fs::create_dir_all(&cassettes).unwrap();
+    let path = cassettes.join("demo.json");
+    std::fs::copy(
+        crate::support::root().join("cassettes/demo-legacy.json"),
+        &path,
+    )
+    .unwrap();
+    let pending_dir = root.path().join("pending dir");
+    let output = mcpcassette()
+        .current_dir(root.path())
+        .env("MCPCASSETTE_UPDATE", "new")
+        .env("DEMO_SERVER_DRIFT", "1")
+        .env("NO_COLOR", "1")
+        .args([
+            "verify",
+            "my cassettes/demo.json",
+            "--pending-dir",
+            "pending dir",
+            "--",
+        ])
+        .arg(demo_server_path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "drift: {stderr}");
+    let commands: Vec<&str> = stderr
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| quoted.starts_with("mcpcassette "))
+        .collect();
+    assert_eq!(commands.len(), 3, "review, accept, reject: {stderr}");
+    assert!(
+        commands
+            .iter()
+            .all(|c| c.contains("--pending-dir 'pending dir' 'my cassettes/demo.json'")),
+        "{commands:?}"
+    );
+
+    // `review` without a terminal changes nothing and prints the same
+    // commands, which are valid too.
+    let review = as_process(commands[0], root.path()).output().unwrap();
+    let review_out = String::from_utf8_lossy(&review.stdout).into_owned()
+        + &String::from_utf8_lossy(&review.stderr);
+    assert!(review_out.contains("nothing was changed"), "{review_out}");
+    let accept = review_out
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("mcpcassette accept"))
+        .map(|l| l.split("    #").next().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("no accept line: {review_out}"));
+    assert_eq!(accept, commands[1], "review prints what verify printed");
+
+    let before = std::fs::read_to_string(&path).unwrap();
+    let accepted = as_process(&accept, root.path()).output().unwrap();
+    assert!(
+        accepted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&accepted.stderr)
+    );
+    assert_ne!(
+        std::fs::read_to_string(&path).unwrap(),
+        before,
+        "the live version was taken"
+    );
+    fn files(dir: &Path) -> usize {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| {
+                if e.path().is_dir() {
+                    files(&e.path())
+                } else {
+                    1
+                }
+            })
+            .sum()
+    }
+    assert_eq!(files(&pending_dir), 0, "the pending cassette is gone");
+}
