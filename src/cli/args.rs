@@ -203,7 +203,7 @@ pub struct ReplayArgs {
 #[command(after_help = "Modes:
   auto          none when CI is detected (CI set and not empty/0/false, or TF_BUILD set), else once
   once          record when the cassette is missing, else replay
-  new-episodes  replay what matches; forward misses to the server and append them (stdio only)
+  new-episodes  replay what matches; forward misses to the server and append them
   all           record afresh
   none          replay only, never start the server (a missing cassette is an error)
   passthrough   proxy to the server without recording
@@ -231,7 +231,8 @@ pub struct RunArgs {
     /// MCPCASSETTE_MODE, mcpcassette.toml's `mode`, then auto).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(mcpcassette::mode::Mode::NAMES))]
     pub mode: Option<String>,
-    /// Record (or pass through to) the Streamable HTTP server at this URL.
+    /// Record (pass through to, or forward new episodes to) the Streamable
+    /// HTTP server at this URL.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub upstream: Option<String>,
     /// Serve Streamable HTTP on this address (the recording proxy, or the

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::cassette;
-use mcpcassette::replay::{Engine, NewEpisodes, ReplayConfig, serve};
+use mcpcassette::cassette::Interaction;
+use mcpcassette::replay::{Engine, HttpEpisodes, NewEpisodes, ReplayConfig, serve};
 use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::MatchArgs;
@@ -39,25 +40,70 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
         let episodes = upstream.finish().await.context("stopping the server")?;
         anyhow::Ok((summary, episodes))
     })?;
-    if !episodes.is_empty() {
-        let mut updated = engine.cassette().clone();
-        for mut interaction in episodes.iter().cloned() {
-            // Masked as the cassette's own recording was.
-            for message in interaction.messages_mut() {
-                engine.redactor().redact_message(message);
-            }
-            updated.interactions.push(interaction);
-        }
-        cassette::save(path, &updated)?;
-        tracing::info!(
-            "appended {} new interaction(s) to {}",
-            episodes.len(),
-            path.display()
-        );
+    append(&engine, path, &episodes)?;
+    conclude(&engine, &summary, matching, upstream.failures())
+}
+
+/// The same over Streamable HTTP: replays on `listen` until SIGINT or
+/// SIGTERM, forwarding misses to the server at `url`.
+pub fn run_http(
+    path: &Path,
+    url: &str,
+    listen: std::net::SocketAddr,
+    matching: &MatchArgs,
+) -> anyhow::Result<ExitCode> {
+    let recorded = replay::open(path)?;
+    let rules = replay::resolve_rules(&recorded.rules, matching)?;
+    let upstream = HttpEpisodes::new(
+        url.to_owned(),
+        recorded.protocol.era,
+        recorded.transport.clone(),
+    );
+    let config = ReplayConfig {
+        path: path.to_owned(),
+        rules: Some(rules),
+        mode: "new-episodes".into(),
+        upstream: Some(upstream.clone() as Arc<dyn mcpcassette::replay::Upstream>),
+    };
+    let engine = Engine::with_config(recorded, config);
+    super::logging::set_redactor(engine.redactor().clone());
+    let summary = replay::serve_http_engine(&engine, listen, Default::default())?;
+    append(&engine, path, &upstream.finish())?;
+    conclude(&engine, &summary, matching, upstream.failures())
+}
+
+/// Appends what the server answered to the cassette, masked as the
+/// cassette's own recording was.
+fn append(engine: &Engine, path: &Path, episodes: &[Interaction]) -> anyhow::Result<()> {
+    if episodes.is_empty() {
+        return Ok(());
     }
-    let code = replay::finish(&engine, &summary, matching)?;
-    if let Some((failed, reason)) = upstream.failures() {
-        // The client got an error for each; the run did not do its job.
+    let mut updated = engine.cassette().clone();
+    for mut interaction in episodes.iter().cloned() {
+        for message in interaction.messages_mut() {
+            engine.redactor().redact_message(message);
+        }
+        updated.interactions.push(interaction);
+    }
+    cassette::save(path, &updated)?;
+    tracing::info!(
+        "appended {} new interaction(s) to {}",
+        episodes.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// The exit code: replay's, unless requests could not be forwarded (the
+/// client got an error for each; the run did not do its job).
+fn conclude(
+    engine: &Engine,
+    summary: &mcpcassette::replay::Summary,
+    matching: &MatchArgs,
+    failures: Option<(usize, String)>,
+) -> anyhow::Result<ExitCode> {
+    let code = replay::finish(engine, summary, matching)?;
+    if let Some((failed, reason)) = failures {
         tracing::error!(
             "{failed} request(s) could not be forwarded to the server for new episodes: {reason}"
         );

@@ -48,11 +48,6 @@ pub fn replay_http(
     pace: Pace,
 ) -> anyhow::Result<ExitCode> {
     let rules = resolve_rules(&cassette.rules, matching)?;
-    let endpoint = match &cassette.transport {
-        Transport::StreamableHttp { endpoint, .. } => endpoint.clone(),
-        Transport::HttpSse { sse_endpoint, .. } => sse_endpoint.clone(),
-        Transport::Stdio { .. } => "/mcp".to_owned(),
-    };
     let config = ReplayConfig {
         path: path.to_owned(),
         rules: Some(rules),
@@ -61,6 +56,22 @@ pub fn replay_http(
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
+    let summary = serve_http_engine(&engine, listen, pace)?;
+    finish(&engine, &summary, matching)
+}
+
+/// Runs `engine` over Streamable HTTP on `listen` (announcing the URL)
+/// until SIGINT or SIGTERM.
+pub fn serve_http_engine(
+    engine: &std::sync::Arc<Engine>,
+    listen: std::net::SocketAddr,
+    pace: Pace,
+) -> anyhow::Result<Summary> {
+    let endpoint = match &engine.cassette().transport {
+        Transport::StreamableHttp { endpoint, .. } => endpoint.clone(),
+        Transport::HttpSse { sse_endpoint, .. } => sse_endpoint.clone(),
+        Transport::Stdio { .. } => "/mcp".to_owned(),
+    };
     let summary = super::until_signal(|shutdown| {
         serve_http(
             engine.clone(),
@@ -69,7 +80,7 @@ pub fn replay_http(
             shutdown,
         )
     })??;
-    finish(&engine, &summary, matching)
+    Ok(summary)
 }
 
 /// Recovers an interrupted recording's journal, if any, and loads.

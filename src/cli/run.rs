@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mcpcassette::mode::{Mode, Project, Sources, ancestors, process_env};
-use mcpcassette::replay::shell_quote;
 
 use super::args::{MatchArgs, RunArgs};
 use super::{record, replay};
@@ -108,13 +107,8 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         ),
         Mode::Once | Mode::None if exists => replaying(path),
         Mode::NewEpisodes if exists && http => {
-            let upstream = shell_quote(args.upstream.as_deref().unwrap_or_default());
-            let quoted = |p: &Path| shell_quote(&p.display().to_string());
-            bail!(
-                "mode new-episodes is not supported over HTTP yet: re-record the whole cassette with `mcpcassette run --mode all --cassette {} --upstream {upstream}`, or record the new requests into a cassette of their own with `mcpcassette record --cassette {} --upstream {upstream}`",
-                quoted(path),
-                quoted(&sibling(path, "new")),
-            )
+            let upstream = args.upstream.as_deref().expect("checked above");
+            super::episodes::run_http(path, upstream, listen, &args.matching)
         }
         Mode::NewEpisodes if exists => super::episodes::run(path, &args.command, &args.matching),
         Mode::Once | Mode::NewEpisodes | Mode::All => recording(Some(path.clone())),
@@ -158,14 +152,4 @@ fn apply_defaults(project: &Project, matching: &mut MatchArgs) {
     if defaults.fail_on_unused == Some(true) {
         matching.fail_on_unused = true;
     }
-}
-
-/// `dir/name.json` → `dir/name-SUFFIX.json`.
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match path.extension() {
-        Some(ext) => format!("{stem}-{suffix}.{}", ext.to_string_lossy()),
-        None => format!("{stem}-{suffix}"),
-    };
-    path.with_file_name(name)
 }

@@ -3,12 +3,14 @@
 mod engine;
 mod episodes;
 pub mod http;
+mod http_episodes;
 mod report;
 mod stdio;
 mod upstream;
 
 pub use engine::{Engine, Handled, ReplayConfig, Sink, Summary};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
+pub use http_episodes::HttpEpisodes;
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
 pub use stdio::serve;
 pub use upstream::{Forwarding, Upstream};

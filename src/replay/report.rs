@@ -506,13 +506,18 @@ fn rerun_commands<'a>(cassette: &'a Cassette, path: &Path) -> (&'a [String], Vec
         }
         Transport::StreamableHttp { url, .. } | Transport::HttpSse { url, .. } => {
             let path = quoted(path);
-            let mut commands = vec![format!(
-                "Re-record the whole cassette through the recording proxy (point the client at the URL it prints; Ctrl-C writes the cassette):\nmcpcassette run --mode all --cassette {path} --upstream {}",
-                shell_quote(url)
-            )];
+            let url = shell_quote(url);
+            let mut commands = vec![
+                format!(
+                    "Record the requests that are missing, keeping the rest (point the client at the URL it prints; Ctrl-C appends them):\nmcpcassette run --mode new-episodes --cassette {path} --upstream {url}"
+                ),
+                format!(
+                    "Re-record the whole cassette through the recording proxy (point the client at the URL it prints; Ctrl-C writes the cassette):\nmcpcassette run --mode all --cassette {path} --upstream {url}"
+                ),
+            ];
             if url.contains(crate::redact::MASK) {
                 commands.push(
-                    "The recorded URL has masked secrets: put them back before running the command above.".to_owned(),
+                    "The recorded URL has masked secrets: put them back before running the commands above.".to_owned(),
                 );
             }
             (&[], commands)

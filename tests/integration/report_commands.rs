@@ -302,7 +302,7 @@ fn stdio_report_flags_do_what_they_say() {
 }
 
 #[test]
-fn http_report_commands_run_and_never_suggest_new_episodes() {
+fn http_report_commands_run() {
     let live = Served::start(rmcp_http_server());
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
@@ -333,76 +333,53 @@ fn http_report_commands_run_and_never_suggest_new_episodes() {
     assert!(answers[0].is_err(), "{answers:?}");
     let (status, stderr) = replay.stop_with_stderr();
     assert_eq!(status.code(), Some(1), "a miss is not a success: {stderr}");
-    assert!(!stderr.contains("new-episodes"), "{stderr}");
-    let report = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
-    assert!(!report.contains("new-episodes"), "{report}");
     let commands = printed_commands(&dir.path().join("report.json"));
     assert_eq!(
         commands,
-        [format!(
-            "mcpcassette run --mode all --cassette c.json --upstream {}",
-            live.url
-        )]
+        [
+            format!(
+                "mcpcassette run --mode new-episodes --cassette c.json --upstream {}",
+                live.url
+            ),
+            format!(
+                "mcpcassette run --mode all --cassette c.json --upstream {}",
+                live.url
+            ),
+        ]
+    );
+    for command in &commands {
+        assert!(stderr.contains(command.as_str()), "{command}\n{stderr}");
+    }
+
+    // 1. new-episodes: the missing request is forwarded and appended.
+    let episodes = Served::start_capturing_stderr(as_process(&commands[0], dir.path()));
+    let answers = echo_session(&episodes.url, &["one", "two"]);
+    assert_eq!(
+        answers,
+        [Ok("Echo: one".to_owned()), Ok("Echo: two".to_owned())]
+    );
+    let (status, stderr) = episodes.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("appended 1 new interaction(s)"), "{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("c.json")).unwrap();
+    assert!(
+        text.contains("Echo: one") && text.contains("Echo: two"),
+        "{text}"
     );
 
-    // The command records afresh through the proxy it starts.
-    let rerecord = Served::start_capturing_stderr(as_process(&commands[0], dir.path()));
+    // 2. --mode all: recorded afresh through the proxy it starts.
+    let rerecord = Served::start_capturing_stderr(as_process(&commands[1], dir.path()));
     assert_eq!(
-        echo_session(&rerecord.url, &["two"]),
-        [Ok("Echo: two".to_owned())]
+        echo_session(&rerecord.url, &["three"]),
+        [Ok("Echo: three".to_owned())]
     );
     let (status, stderr) = rerecord.stop_with_stderr();
     assert!(status.success(), "{stderr}");
     let text = std::fs::read_to_string(dir.path().join("c.json")).unwrap();
     assert!(
-        text.contains("Echo: two") && !text.contains("Echo: one"),
+        text.contains("Echo: three") && !text.contains("Echo: one"),
         "{text}"
     );
-}
-
-#[test]
-fn the_commands_of_the_http_new_episodes_refusal_run() {
-    let live = Served::start(rmcp_http_server());
-    let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let mut command = mcpcassette();
-        command
-            .current_dir(dir.path())
-            .env_remove("MCPCASSETTE_MODE")
-            .args(["run", "--cassette", "c.json"])
-            .args(args);
-        command
-    };
-    let recorder = Served::start(run(&["--mode", "all", "--upstream", &live.url]));
-    assert_eq!(
-        echo_session(&recorder.url, &["one"]),
-        [Ok("Echo: one".to_owned())]
-    );
-    assert!(recorder.stop().success());
-
-    let output = run(&["--mode", "new-episodes", "--upstream", &live.url])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    let commands: Vec<&str> = stderr
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .filter(|quoted| quoted.starts_with("mcpcassette "))
-        .collect();
-    assert_eq!(commands.len(), 2, "{stderr}");
-    for (command, writes) in commands.iter().zip(["c.json", "c-new.json"]) {
-        let recorder = Served::start_capturing_stderr(as_process(command, dir.path()));
-        assert_eq!(
-            echo_session(&recorder.url, &["two"]),
-            [Ok("Echo: two".to_owned())]
-        );
-        let (status, stderr) = recorder.stop_with_stderr();
-        assert!(status.success(), "{command}: {stderr}");
-        let text = std::fs::read_to_string(dir.path().join(writes)).unwrap();
-        assert!(text.contains("Echo: two"), "{command}: {text}");
-    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `mcpcassette run` with a Streamable HTTP server: `--upstream URL`
 //! records through the proxy when the mode records, and replays on
 //! `--listen` (default 127.0.0.1:0) when it replays, printing the URL
-//! either way; `new-episodes` over HTTP is refused with the alternatives.
+//! either way; `new-episodes` forwards misses to the server and appends
+//! them.
 
 use std::path::Path;
 use std::process::Command;
@@ -119,40 +120,94 @@ fn run_records_through_the_proxy_then_replays_on_listen() {
 }
 
 #[test]
-fn new_episodes_over_http_is_refused_with_the_alternatives() {
+fn new_episodes_over_http_replays_what_it_has_and_appends_what_it_had_not() {
+    let live = Served::start(rmcp_http_server());
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Served::start(run(
+        dir.path(),
+        "c.json",
+        &["--mode", "all", "--upstream", &live.url],
+    ));
+    assert_eq!(
+        echo_session(&recorder.url, &["one"]),
+        [Ok("Echo: one".to_owned())]
+    );
+    assert!(recorder.stop().success());
+    let path = dir.path().join("c.json");
+    let before = mcpcassette::cassette::load(&path)
+        .unwrap()
+        .interactions
+        .len();
+
+    let episodes = Served::start_capturing_stderr(run(
+        dir.path(),
+        "c.json",
+        &["--mode", "new-episodes", "--upstream", &live.url],
+    ));
+    // Two sessions: the second sees the first's new episode too.
+    let answers = echo_session(&episodes.url, &["one", "two"]);
+    assert_eq!(
+        answers,
+        [Ok("Echo: one".to_owned()), Ok("Echo: two".to_owned())]
+    );
+    let answers = echo_session(&episodes.url, &["three"]);
+    assert_eq!(answers, [Ok("Echo: three".to_owned())]);
+    let (status, stderr) = episodes.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("appended 2 new interaction(s)"), "{stderr}");
+    let after = mcpcassette::cassette::load(&path).unwrap();
+    assert_eq!(after.interactions.len(), before + 2);
+    drop(live);
+
+    // Everything replays without the server.
+    let replay = Served::start_capturing_stderr(run(
+        dir.path(),
+        "c.json",
+        &["--mode", "none", "--listen", "127.0.0.1:0"],
+    ));
+    let answers = echo_session(&replay.url, &["one", "two", "three"]);
+    assert_eq!(
+        answers,
+        [
+            Ok("Echo: one".to_owned()),
+            Ok("Echo: two".to_owned()),
+            Ok("Echo: three".to_owned())
+        ]
+    );
+    let (status, stderr) = replay.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn new_episodes_over_http_with_the_server_down_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         crate::support::root().join("cassettes/demo-legacy.json"),
         dir.path().join("c.json"),
     )
     .unwrap();
-    let url = "http://127.0.0.1:9/mcp";
-    let output = run(
+    let episodes = Served::start_capturing_stderr(run(
         dir.path(),
         "c.json",
-        &["--mode", "new-episodes", "--upstream", url],
-    )
-    .output()
-    .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+        &[
+            "--mode",
+            "new-episodes",
+            "--upstream",
+            "http://127.0.0.1:9/mcp",
+        ],
+    ));
+    let answers = echo_session(&episodes.url, &["not recorded"]);
+    let error = answers[0].as_ref().unwrap_err();
     assert!(
-        stderr.contains("mode new-episodes is not supported over HTTP yet"),
+        error.contains("the server for new episodes failed"),
+        "{error}"
+    );
+    let (status, stderr) = episodes.stop_with_stderr();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("1 request(s) could not be forwarded"),
         "{stderr}"
     );
-    assert!(
-        stderr.contains(&format!(
-            "`mcpcassette run --mode all --cassette c.json --upstream {url}`"
-        )),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains(&format!(
-            "`mcpcassette record --cassette c-new.json --upstream {url}`"
-        )),
-        "{stderr}"
-    );
-    assert!(output.stdout.is_empty(), "nothing was served");
 }
 
 #[test]
