@@ -25,12 +25,19 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         .block_on(future)
 }
 
-/// An rmcp client session at `url`.
-pub async fn connect(url: &str) -> RunningService<rmcp::RoleClient, ()> {
+/// An rmcp client session at `url`: `initialize`, or `server/discover`
+/// (2026-07-28) when `modern`.
+async fn connect_in(url: &str, modern: bool) -> RunningService<rmcp::RoleClient, ()> {
     let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-    ().serve(transport)
-        .await
-        .unwrap_or_else(|e| panic!("handshake with {url} failed: {e}"))
+    let client = if modern {
+        let lifecycle = rmcp::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        };
+        rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await
+    } else {
+        ().serve(transport).await
+    };
+    client.unwrap_or_else(|e| panic!("handshake with {url} failed: {e}"))
 }
 
 /// `echo` with `message`: the text answered, or the error's message.
@@ -55,8 +62,13 @@ pub async fn echo(
 
 /// One session that echoes each of `messages`.
 pub fn echo_session(url: &str, messages: &[&str]) -> Vec<Result<String, String>> {
+    echo_session_in(url, false, messages)
+}
+
+/// The same, in the modern era when `modern`.
+fn echo_session_in(url: &str, modern: bool, messages: &[&str]) -> Vec<Result<String, String>> {
     block_on(async {
-        let client = connect(url).await;
+        let client = connect_in(url, modern).await;
         let mut answers = Vec::new();
         for message in messages {
             answers.push(echo(&client, message).await);
@@ -121,6 +133,16 @@ fn run_records_through_the_proxy_then_replays_on_listen() {
 
 #[test]
 fn new_episodes_over_http_replays_what_it_has_and_appends_what_it_had_not() {
+    new_episodes_over_http(false);
+}
+
+#[test]
+fn new_episodes_over_http_in_the_modern_era() {
+    new_episodes_over_http(true);
+}
+
+fn new_episodes_over_http(modern: bool) {
+    let echo_session = |url: &str, messages: &[&str]| echo_session_in(url, modern, messages);
     let live = Served::start(rmcp_http_server());
     let dir = tempfile::tempdir().unwrap();
     let recorder = Served::start(run(
@@ -157,6 +179,12 @@ fn new_episodes_over_http_replays_what_it_has_and_appends_what_it_had_not() {
     assert!(stderr.contains("appended 2 new interaction(s)"), "{stderr}");
     let after = mcpcassette::cassette::load(&path).unwrap();
     assert_eq!(after.interactions.len(), before + 2);
+    let era = if modern {
+        mcpcassette::protocol::Era::Modern
+    } else {
+        mcpcassette::protocol::Era::Legacy
+    };
+    assert_eq!(after.protocol.era, era);
     drop(live);
 
     // Everything replays without the server.
