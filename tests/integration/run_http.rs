@@ -267,3 +267,105 @@ fn recording_over_http_needs_the_upstream() {
         "--upstream and a command conflict"
     );
 }
+
+/// A legacy rmcp client that answers sampling requests with "short".
+#[derive(Clone)]
+struct Sampler;
+
+// Sampling is a legacy-era feature; rmcp marks its types deprecated.
+#[allow(deprecated)]
+impl rmcp::ClientHandler for Sampler {
+    async fn create_message(
+        &self,
+        _params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let message = rmcp::model::SamplingMessage::assistant_text("short");
+        Ok(rmcp::model::CreateMessageResult::new(
+            message,
+            "test-model".into(),
+        ))
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let capabilities = rmcp::model::ClientCapabilities::builder()
+            .enable_sampling_with(rmcp::model::SamplingCapability::default())
+            .build();
+        rmcp::model::ClientInfo::new(
+            capabilities,
+            rmcp::model::Implementation::new("sampler", "1"),
+        )
+    }
+}
+
+/// One session of [`Sampler`] that calls `tool` with `arguments`: the text
+/// answered, or the error.
+fn sampler_call(url: &str, tool: &str, arguments: Value) -> Result<String, String> {
+    block_on(async {
+        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        let client = Sampler.serve(transport).await.expect("handshake");
+        let call = CallToolRequestParams::new(tool.to_owned())
+            .with_arguments(arguments.as_object().unwrap().clone());
+        let answer = match client.call_tool(call).await {
+            Ok(result) => Ok(serde_json::to_value(result).unwrap()["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()),
+            Err(error) => Err(error.to_string()),
+        };
+        client.cancel().await.unwrap();
+        answer
+    })
+}
+
+#[test]
+fn new_episodes_over_http_relays_server_requests_and_records_them() {
+    let live = Served::start(rmcp_http_server());
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Served::start(run(
+        dir.path(),
+        "c.json",
+        &["--mode", "all", "--upstream", &live.url],
+    ));
+    let echo = sampler_call(&recorder.url, "echo", json!({"message": "one"}));
+    assert_eq!(echo, Ok("Echo: one".to_owned()));
+    assert!(recorder.stop().success());
+
+    let episodes = Served::start_capturing_stderr(run(
+        dir.path(),
+        "c.json",
+        &["--mode", "new-episodes", "--upstream", &live.url],
+    ));
+    let sampled = sampler_call(&episodes.url, "test_sampling", json!({"prompt": "hi"}));
+    assert_eq!(sampled, Ok("LLM response: short".to_owned()));
+    let (status, stderr) = episodes.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("appended 1 new interaction(s)"), "{stderr}");
+    let after = mcpcassette::cassette::load(&dir.path().join("c.json")).unwrap();
+    let appended = after.interactions.last().unwrap();
+    let Some(mcpcassette::cassette::Event::ServerRequest {
+        server_request,
+        client_response,
+    }) = appended.during.first()
+    else {
+        panic!("the sampling request is recorded: {appended:#?}");
+    };
+    assert_eq!(server_request["method"], "sampling/createMessage");
+    let client_response = client_response.as_ref().expect("with the client's answer");
+    assert_eq!(
+        client_response["id"], server_request["id"],
+        "the server's id"
+    );
+    drop(live);
+
+    // Replayed without the server: the client is asked again, as recorded.
+    let replay = Served::start_capturing_stderr(run(
+        dir.path(),
+        "c.json",
+        &["--mode", "none", "--listen", "127.0.0.1:0"],
+    ));
+    let sampled = sampler_call(&replay.url, "test_sampling", json!({"prompt": "hi"}));
+    assert_eq!(sampled, Ok("LLM response: short".to_owned()));
+    let (status, stderr) = replay.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+}
