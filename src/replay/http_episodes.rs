@@ -15,7 +15,7 @@
 //! [`UPSTREAM_FAILED`](super::UPSTREAM_FAILED).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
@@ -49,6 +49,8 @@ struct Inner {
     live: Mutex<Option<HttpLive>>,
     state: Mutex<State>,
     failed: AtomicUsize,
+    /// The client has gone: forwardings still waiting give up.
+    gone: AtomicBool,
 }
 
 struct State {
@@ -80,6 +82,7 @@ impl HttpEpisodes {
                     answers: None,
                 }),
                 failed: AtomicUsize::new(0),
+                gone: AtomicBool::new(false),
             }),
         })
     }
@@ -127,6 +130,10 @@ impl Upstream for HttpEpisodes {
     }
 
     fn notify(&self, _notification: &Value) {}
+
+    fn client_gone(&self) {
+        self.inner.gone.store(true, Ordering::SeqCst);
+    }
 
     fn client_response(&self, response: &Value) -> bool {
         let Some(id) = jsonrpc::id(response) else {
@@ -182,6 +189,10 @@ impl Inner {
                 if let Err(e) = live.send(&answer) {
                     tracing::warn!("passing the client's answer on failed: {e}");
                 }
+            }
+            if self.gone.load(Ordering::SeqCst) {
+                let reason = "the client went away before the server answered";
+                return self.fail(&sink, live_id, reason);
             }
             if Instant::now() >= deadline {
                 let reason = format!("it did not answer within {} s", ANSWER_TIMEOUT.as_secs());
