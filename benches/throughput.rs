@@ -366,6 +366,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
         recorded_at: "2026-01-01T00:00:00Z".into(),
         transport: Transport::Stdio {
             command: vec!["demo_server".into()],
+            cwd: None,
         },
         protocol: ProtocolInfo {
             era: Era::Legacy,

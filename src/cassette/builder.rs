@@ -383,7 +383,10 @@ mod tests {
     fn builder() -> Builder {
         Builder::new(
             "2026-01-01T00:00:00Z".into(),
-            Transport::Stdio { command: vec![] },
+            Transport::Stdio {
+                command: vec![],
+                cwd: None,
+            },
         )
     }
 

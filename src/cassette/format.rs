@@ -46,6 +46,12 @@ pub enum Transport {
     Stdio {
         /// The server command, with secrets masked.
         command: Vec<String>,
+        /// The directory the server ran in, with secrets masked: relative
+        /// to the cassette's directory (`..`), or absolute when the two
+        /// share nothing but the root. Relative commands (`venv/bin/python
+        /// server.py`) are run from there again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
     },
     /// Streamable HTTP (2025-03-26 and later): one endpoint for POST (and,
     /// in the legacy era, GET and DELETE).

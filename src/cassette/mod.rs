@@ -4,6 +4,7 @@ mod builder;
 mod error;
 mod format;
 mod store;
+mod workdir;
 
 pub use builder::{Builder, Direction, describe, now_rfc3339};
 pub use error::CassetteError;
@@ -16,3 +17,4 @@ pub(crate) use store::to_pointer;
 pub use store::{
     Journal, Recovery, journal_path, load, parse, recover, save, to_text, write_atomically,
 };
+pub use workdir::{command_in, is_relative, recorded_cwd, resolve_cwd, stdio_transport};

@@ -335,6 +335,7 @@ mod tests {
     fn transport() -> Transport {
         Transport::Stdio {
             command: vec!["server".into()],
+            cwd: None,
         }
     }
 

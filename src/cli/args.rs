@@ -210,22 +210,46 @@ pub struct ReplayArgs {
   none          replay only, never start the server (a missing cassette is an error)
   passthrough   proxy to the server without recording
 
-Example:
-  MCPCASSETTE_MODE=all mcpcassette run --cassette tests/github.json -- npx server-github")]
+Where the mode comes from, first found wins (stderr says which):
+  --mode; MCPCASSETTE_MODE; MCPCASSETTE_MODE of the nearest ancestor process that has it (Linux);
+  `mode` in mcpcassette.toml (searched from the working directory up, then from the cassette's directory up);
+  auto, with CI detected from this process's environment, or else from the nearest ancestor that sets CI or TF_BUILD.
+MCP clients (the TypeScript and Python SDKs, fastmcp, the Inspector) start servers with a reduced
+environment: pass --mode in the server's arguments, or put `mode` in mcpcassette.toml.
+
+Over Streamable HTTP (--upstream or --listen), recording runs the proxy of `record --upstream` and
+replaying the server of `replay --listen`; either prints its URL on stdout and stops on SIGINT/SIGTERM.
+
+Examples:
+  mcpcassette run --mode none --cassette tests/github.json -- npx server-github
+  MCPCASSETTE_MODE=all mcpcassette run --cassette tests/github.json -- npx server-github
+  mcpcassette run --cassette tests/remote.json --upstream http://127.0.0.1:3001/mcp --listen 127.0.0.1:0")]
 pub struct RunArgs {
-    /// The cassette to replay or record.
+    /// The cassette to replay or record (relative to `cassette_dir` when
+    /// mcpcassette.toml sets one).
     #[arg(long, value_name = "PATH")]
     pub cassette: PathBuf,
-    /// The record mode.
-    #[arg(long, env = "MCPCASSETTE_MODE", default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(mcpcassette::mode::Mode::NAMES))]
-    pub mode: String,
+    /// The record mode (default: MCPCASSETTE_MODE, an ancestor process's
+    /// MCPCASSETTE_MODE, mcpcassette.toml's `mode`, then auto).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(mcpcassette::mode::Mode::NAMES))]
+    pub mode: Option<String>,
+    /// Record (pass through to, or forward new episodes to) the Streamable
+    /// HTTP server at this URL.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub upstream: Option<String>,
+    /// Serve Streamable HTTP on this address (the recording proxy, or the
+    /// replay); the URL is printed on stdout. Default with --upstream:
+    /// 127.0.0.1:0.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
     /// How requests are matched when replaying.
     #[command(flatten)]
     pub matching: MatchArgs,
     /// What to mask when recording.
     #[command(flatten)]
     pub redaction: RedactArgs,
-    /// The server command and its arguments (not needed in mode `none`).
+    /// The stdio server command and its arguments (not needed in mode
+    /// `none`, nor over HTTP).
     #[arg(last = true, value_name = "SERVER CMD")]
     pub command: Vec<String>,
 }

@@ -7,17 +7,22 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::cassette;
-use mcpcassette::replay::{Engine, NewEpisodes, Pace, ReplayConfig, StdioConfig, serve_with};
+use mcpcassette::cassette::Interaction;
+use mcpcassette::replay::http::HttpReplayConfig;
+use mcpcassette::replay::{
+    Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, serve_with,
+};
 use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::MatchArgs;
 use super::replay;
 
 /// Replays with the server behind it and saves the new interactions.
-pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::Result<ExitCode> {
+pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Result<ExitCode> {
     let recorded = replay::open(path)?;
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
-    let upstream = NewEpisodes::new(command, recorded.protocol.era);
+    let (command, dir) = recorded_place(&recorded, path, command);
+    let upstream = NewEpisodes::new_in(command, recorded.protocol.era, dir);
     let config = ReplayConfig {
         path: path.to_owned(),
         rules: Some(rules),
@@ -39,21 +44,107 @@ pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::R
         let episodes = upstream.finish().await.context("stopping the server")?;
         anyhow::Ok((summary, episodes))
     })?;
-    if !episodes.is_empty() {
-        let mut updated = engine.cassette().clone();
-        for mut interaction in episodes.iter().cloned() {
-            // Masked as the cassette's own recording was.
-            for message in interaction.messages_mut() {
-                engine.redactor().redact_message(message);
-            }
-            updated.interactions.push(interaction);
-        }
-        cassette::save(path, &updated)?;
-        tracing::info!(
-            "appended {} new interaction(s) to {}",
-            episodes.len(),
-            path.display()
-        );
+    append(&engine, path, &episodes)?;
+    conclude(&engine, &summary, matching, upstream.failures())
+}
+
+/// The same over Streamable HTTP: replays on `listen` until SIGINT or
+/// SIGTERM, forwarding misses to the server at `url`.
+pub fn run_http(
+    path: &Path,
+    url: &str,
+    listen: std::net::SocketAddr,
+    matching: &MatchArgs,
+) -> anyhow::Result<ExitCode> {
+    let recorded = replay::open(path)?;
+    let rules = replay::resolve_rules(&recorded.rules, matching)?;
+    let upstream = HttpEpisodes::new(
+        url.to_owned(),
+        recorded.protocol.era,
+        recorded.transport.clone(),
+    );
+    let config = ReplayConfig {
+        path: path.to_owned(),
+        rules: Some(rules),
+        mode: "new-episodes".into(),
+        upstream: Some(upstream.clone() as Arc<dyn mcpcassette::replay::Upstream>),
+    };
+    let engine = Engine::with_config(recorded, config);
+    super::logging::set_redactor(engine.redactor().clone());
+    let http_config = HttpReplayConfig {
+        sessions: replay::session_mode(matching),
+        ..HttpReplayConfig::new(listen)
+    };
+    let summary = replay::serve_http_engine(&engine, http_config)?;
+    append(&engine, path, &upstream.finish())?;
+    conclude(&engine, &summary, matching, upstream.failures())
+}
+
+/// Appends what the server answered to the cassette, masked as the
+/// cassette's own recording was.
+fn append(engine: &Engine, path: &Path, episodes: &[Interaction]) -> anyhow::Result<()> {
+    if episodes.is_empty() {
+        return Ok(());
     }
-    replay::finish(&engine, &summary, matching)
+    let mut updated = engine.cassette().clone();
+    for mut interaction in episodes.iter().cloned() {
+        for message in interaction.messages_mut() {
+            engine.redactor().redact_message(message);
+        }
+        updated.interactions.push(interaction);
+    }
+    cassette::save(path, &updated)?;
+    tracing::info!(
+        "appended {} new interaction(s) to {}",
+        episodes.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// The exit code: replay's, unless requests could not be forwarded (the
+/// client got an error for each; the run did not do its job).
+fn conclude(
+    engine: &Engine,
+    summary: &mcpcassette::replay::Summary,
+    matching: &MatchArgs,
+    failures: Option<(usize, String)>,
+) -> anyhow::Result<ExitCode> {
+    let code = replay::finish(engine, summary, matching)?;
+    if let Some((failed, reason)) = failures {
+        tracing::error!(
+            "{failed} request(s) could not be forwarded to the server for new episodes: {reason}"
+        );
+        return Ok(ExitCode::from(super::exit::ERROR));
+    }
+    Ok(code)
+}
+
+/// `command` as given, unless it is the cassette's own relative command
+/// and the cassette says it was recorded in another directory that exists
+/// here: then it runs from there, as `verify` does.
+fn recorded_place(
+    recorded: &cassette::Cassette,
+    path: &Path,
+    command: &[String],
+) -> (Vec<String>, Option<std::path::PathBuf>) {
+    let cassette::Transport::Stdio {
+        command: recorded_command,
+        cwd: Some(cwd),
+    } = &recorded.transport
+    else {
+        return (command.to_vec(), None);
+    };
+    let here = std::env::current_dir().unwrap_or_default();
+    let dir = cassette::resolve_cwd(cwd, path, &here);
+    let same = mcpcassette::redact::mask_command(command) == *recorded_command;
+    if same && cassette::is_relative(command) && dir != here && dir.is_dir() {
+        tracing::info!(
+            "running the recorded server command from {}, where it was recorded",
+            dir.display()
+        );
+        (cassette::command_in(command, &dir), Some(dir))
+    } else {
+        (command.to_vec(), None)
+    }
 }

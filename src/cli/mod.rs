@@ -52,10 +52,30 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             // Masked by the log writer, like every log line.
-            tracing::error!("{error:#}");
+            tracing::error!("{}", describe(&error));
             ExitCode::from(exit::ERROR)
         }
     }
+}
+
+/// The error and its causes, `outer: cause: root`, each said once: many
+/// error types (ours, and `io::Error` wrappers elsewhere) already end
+/// their message with their source's, which anyhow's `{:#}` would repeat
+/// ("No such file or directory (os error 2): No such file or directory
+/// (os error 2)").
+fn describe(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = cause.to_string();
+        if text.ends_with(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// A redactor over this process's environment with `rules` and `env`
@@ -112,3 +132,40 @@ fn until_signal<F: Future>(serve: impl FnOnce(Shutdown) -> F) -> anyhow::Result<
 
 /// Resolves when the server should stop.
 type Shutdown = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read x.json: {source}")]
+    struct Repeats {
+        source: std::io::Error,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read y.json")]
+    struct Defers {
+        source: std::io::Error,
+    }
+
+    fn missing() -> std::io::Error {
+        std::io::Error::from(std::io::ErrorKind::NotFound)
+    }
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let repeats = anyhow::Error::new(Repeats { source: missing() }).context("recording failed");
+        assert_eq!(
+            describe(&repeats),
+            format!("recording failed: cannot read x.json: {}", missing())
+        );
+        let defers = anyhow::Error::new(Defers { source: missing() });
+        assert_eq!(
+            describe(&defers),
+            format!("cannot read y.json: {}", missing())
+        );
+        let plain = anyhow::anyhow!("plain").context("outer");
+        assert_eq!(describe(&plain), "outer: plain");
+    }
+}

@@ -18,15 +18,17 @@ use super::exit;
 /// Serves the cassette on stdin/stdout until the client disconnects.
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let cassette = open(&args.cassette)?;
+    let pace = pace(&args);
     match args.listen {
-        Some(listen) => replay_http(cassette, &args, listen),
-        None => replay_paced(
+        Some(listen) => replay_http(
             cassette,
             &args.cassette,
             "replay",
             &args.matching,
-            pace(&args),
+            listen,
+            pace,
         ),
+        None => replay_paced(cassette, &args.cassette, "replay", &args.matching, pace),
     }
 }
 
@@ -40,39 +42,52 @@ fn pace(args: &ReplayArgs) -> Pace {
 }
 
 /// Serves the cassette over Streamable HTTP until SIGINT or SIGTERM.
-fn replay_http(
+pub fn replay_http(
     cassette: Cassette,
-    args: &ReplayArgs,
+    path: &Path,
+    mode: &str,
+    matching: &MatchArgs,
     listen: std::net::SocketAddr,
+    pace: Pace,
 ) -> anyhow::Result<ExitCode> {
-    let rules = resolve_rules(&cassette.rules, &args.matching)?;
-    let endpoint = match &cassette.transport {
-        Transport::StreamableHttp { endpoint, .. } => endpoint.clone(),
-        Transport::HttpSse { sse_endpoint, .. } => sse_endpoint.clone(),
-        Transport::Stdio { .. } => "/mcp".to_owned(),
-    };
+    let rules = resolve_rules(&cassette.rules, matching)?;
     let config = ReplayConfig {
-        path: args.cassette.clone(),
+        path: path.to_owned(),
         rules: Some(rules),
-        mode: "replay".into(),
+        mode: mode.to_owned(),
         upstream: None,
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
     let http_config = HttpReplayConfig {
         listen,
-        pace: pace(args),
-        sessions: session_mode(&args.matching),
+        pace,
+        sessions: session_mode(matching),
+    };
+    let summary = serve_http_engine(&engine, http_config)?;
+    finish(&engine, &summary, matching)
+}
+
+/// Runs `engine` over Streamable HTTP as `config` says (announcing the
+/// URL) until SIGINT or SIGTERM.
+pub fn serve_http_engine(
+    engine: &std::sync::Arc<Engine>,
+    config: HttpReplayConfig,
+) -> anyhow::Result<Summary> {
+    let endpoint = match &engine.cassette().transport {
+        Transport::StreamableHttp { endpoint, .. } => endpoint.clone(),
+        Transport::HttpSse { sse_endpoint, .. } => sse_endpoint.clone(),
+        Transport::Stdio { .. } => "/mcp".to_owned(),
     };
     let summary = super::until_signal(|shutdown| {
         serve_http(
             engine.clone(),
-            http_config,
+            config,
             |addr| super::announce(addr, &endpoint),
             shutdown,
         )
     })??;
-    finish(&engine, &summary, &args.matching)
+    Ok(summary)
 }
 
 /// `--sessions`: what a new HTTP client session sees of the cassette.

@@ -359,12 +359,13 @@ fn instructions(found: &[Pending], pending_dir: Option<&Path>) -> String {
     out.push_str(&listing(found, |pending, change| {
         indented(&change_notes(pending, change, &RenderOptions::plain()))
     }));
+    let quote = |p: &Path| mcpcassette::replay::shell_quote(&p.display().to_string());
     let dir = pending_dir
-        .map(|d| format!(" --pending-dir {}", d.display()))
+        .map(|d| format!(" --pending-dir {}", quote(d)))
         .unwrap_or_default();
     out.push_str("\nTo decide without a terminal, run:\n");
     for pending in found {
-        let path = pending.accepted_path.display();
+        let path = quote(&pending.accepted_path);
         let _ = writeln!(
             out,
             "  mcpcassette accept{dir} {path}    # take every change"

@@ -1,26 +1,58 @@
 //! `mcpcassette run`: one entry point that records or replays as the mode
-//! says, VCR-style.
+//! says, VCR-style, over stdio or Streamable HTTP.
 
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::bail;
-use mcpcassette::mode::{Mode, process_env};
+use anyhow::{Context, bail};
+use mcpcassette::mode::{Mode, Project, Sources, ancestors, process_env};
 
-use super::args::RunArgs;
+use super::args::{MatchArgs, RunArgs};
 use super::{record, replay};
 
+/// Where the HTTP proxy or replay listens when `--listen` is not given.
+const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+
 /// Resolves the mode, says it on stderr, and does it.
-pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     super::redactor(
         args.redaction.redact.clone(),
         args.redaction.redact_env.clone(),
     )?;
-    let asked = Mode::parse(&args.mode).expect("clap checked the mode name");
-    let (mode, why) = asked.resolve(process_env);
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let project = find_project(&cwd, &args.cassette)?;
+    if let Some(project) = &project {
+        tracing::debug!("project file {}", project.path.display());
+        if let Some(dir) = project.cassette_dir()
+            && args.cassette.is_relative()
+        {
+            args.cassette = dir.join(&args.cassette);
+        }
+        apply_defaults(project, &mut args.matching);
+    }
+    let flag = args
+        .mode
+        .as_deref()
+        .map(|name| Mode::parse(name).expect("clap checked the mode name"));
+    // The ancestors are only read when the command line does not decide.
+    let ancestors = if flag.is_none() {
+        ancestors::ancestors()
+    } else {
+        Vec::new()
+    };
+    let (mode, why) = Sources {
+        flag,
+        env: &process_env,
+        project: project.as_ref(),
+        ancestors: &ancestors,
+    }
+    .resolve()?;
     let path = &args.cassette;
     let exists = path.exists() || mcpcassette::cassette::journal_path(path).exists();
     let action = match mode {
         Mode::Once | Mode::NewEpisodes if !exists => "cassette missing: recording",
+        Mode::None if !exists => "cassette missing",
         Mode::Once | Mode::None => "replaying",
         Mode::NewEpisodes => "replaying, recording what is missing",
         Mode::All => "recording afresh",
@@ -28,24 +60,96 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Mode::Auto => unreachable!("auto is resolved"),
     };
     tracing::info!("mode {mode} ({why}): {action}; cassette {}", path.display());
+    let http = args.upstream.is_some() || args.listen.is_some();
     let replays_only = mode == Mode::None || (mode == Mode::Once && exists);
-    if !replays_only && args.command.is_empty() {
-        bail!("mode {mode} needs the server command after `--`");
+    if !replays_only && !http && args.command.is_empty() {
+        bail!(
+            "mode {mode} needs the server command after `--` (or --upstream URL for a Streamable HTTP server)"
+        );
     }
+    if !replays_only && http && args.upstream.is_none() {
+        bail!("mode {mode} over HTTP needs the server's URL: pass --upstream URL");
+    }
+    let listen = args.listen.unwrap_or(DEFAULT_LISTEN);
+    let replaying = |path: &PathBuf| -> anyhow::Result<ExitCode> {
+        let cassette = replay::open(path)?;
+        let mode = mode.to_string();
+        if http {
+            replay::replay_http(
+                cassette,
+                path,
+                &mode,
+                &args.matching,
+                listen,
+                Default::default(),
+            )
+        } else {
+            replay::replay(cassette, path, &mode, &args.matching)
+        }
+    };
+    let recording = |cassette: Option<PathBuf>| match &args.upstream {
+        Some(upstream) => record::record_http(
+            cassette,
+            upstream.clone(),
+            listen,
+            args.redaction.clone().resolve(),
+        ),
+        None => record::record(
+            cassette,
+            args.command.clone(),
+            args.redaction.clone().resolve(),
+        ),
+    };
     match mode {
         Mode::None if !exists => bail!(
-            "{}: no such cassette, and mode `none` never records (record it with MCPCASSETTE_MODE=once or all)",
+            "{}: no such cassette, and mode `none` never records ({why}); record it with --mode once or --mode all",
             path.display()
         ),
-        Mode::Once if exists => {
-            replay::replay(replay::open(path)?, path, &mode.to_string(), &args.matching)
+        Mode::Once | Mode::None if exists => replaying(path),
+        Mode::NewEpisodes if exists && http => {
+            let upstream = args.upstream.as_deref().expect("checked above");
+            super::episodes::run_http(path, upstream, listen, &args.matching)
         }
-        Mode::None => replay::replay(replay::open(path)?, path, &mode.to_string(), &args.matching),
-        Mode::NewEpisodes if exists => super::episodes::run(path, args.command, &args.matching),
-        Mode::Once | Mode::NewEpisodes | Mode::All => {
-            record::record(Some(path.clone()), args.command, args.redaction.resolve())
-        }
-        Mode::Passthrough => record::record(None, args.command, args.redaction.resolve()),
-        Mode::Auto => unreachable!("auto is resolved"),
+        Mode::NewEpisodes if exists => super::episodes::run(path, &args.command, &args.matching),
+        Mode::Once | Mode::NewEpisodes | Mode::All => recording(Some(path.clone())),
+        Mode::Passthrough => recording(None),
+        Mode::None | Mode::Auto => unreachable!("none without a cassette failed; auto is resolved"),
+    }
+}
+
+/// The project file: the nearest one above the working directory, else
+/// the nearest one above the cassette.
+fn find_project(cwd: &Path, cassette: &Path) -> anyhow::Result<Option<Project>> {
+    if let Some(project) = Project::find(cwd)? {
+        return Ok(Some(project));
+    }
+    let cassette = cwd.join(cassette);
+    match cassette.parent() {
+        Some(dir) => Ok(Project::find(dir)?),
+        None => Ok(None),
+    }
+}
+
+/// The project file's replay defaults, under what the command line says.
+fn apply_defaults(project: &Project, matching: &mut MatchArgs) {
+    let defaults = &project.config.replay;
+    let name = |value: serde_json::Value| value.as_str().map(str::to_owned);
+    if matching.strategy.is_none() {
+        matching.strategy = defaults
+            .strategy
+            .and_then(|s| serde_json::to_value(s).ok())
+            .and_then(name);
+    }
+    if matching.on_exhausted.is_none() {
+        matching.on_exhausted = defaults
+            .on_exhausted
+            .and_then(|s| serde_json::to_value(s).ok())
+            .and_then(name);
+    }
+    let mut ignore: Vec<String> = defaults.ignore.iter().map(ToString::to_string).collect();
+    ignore.append(&mut matching.ignore);
+    matching.ignore = ignore;
+    if defaults.fail_on_unused == Some(true) {
+        matching.fail_on_unused = true;
     }
 }

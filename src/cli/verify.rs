@@ -9,6 +9,7 @@ use anyhow::anyhow;
 use mcpcassette::drift::render::{self, RenderOptions};
 use mcpcassette::drift::{Target, UpdateMode, VerifyConfig, verify};
 use mcpcassette::mode::process_env;
+use mcpcassette::replay::shell_quote;
 
 use super::args::VerifyArgs;
 
@@ -26,7 +27,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let config = VerifyConfig {
         cassette: args.cassette.clone(),
         target,
-        pending_dir: args.pending_dir,
+        pending_dir: args.pending_dir.clone(),
         update,
         timeout: Duration::from_secs(args.timeout),
     };
@@ -52,11 +53,17 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     if let Some(pending) = &verification.pending {
+        // Commands that find this pending cassette from here.
+        let quote = |p: &std::path::Path| shell_quote(&p.display().to_string());
+        let dir = args
+            .pending_dir
+            .as_deref()
+            .map(|d| format!(" --pending-dir {}", quote(d)))
+            .unwrap_or_default();
+        let cassette = quote(&args.cassette);
         tracing::info!(
-            "the live version is pending in {}: `mcpcassette review` to go through it, or `mcpcassette accept {}` / `mcpcassette reject {}`",
+            "the live version is pending in {}: `mcpcassette review{dir} {cassette}` to go through it, or `mcpcassette accept{dir} {cassette}` / `mcpcassette reject{dir} {cassette}`",
             pending.display(),
-            args.cassette.display(),
-            args.cassette.display()
         );
     } else if verification.overwritten {
         tracing::info!(

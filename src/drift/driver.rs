@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -171,10 +172,19 @@ pub struct StdioLive {
 impl StdioLive {
     /// Starts `command`; its stderr passes through to ours.
     pub fn spawn(command: &[String]) -> Result<StdioLive, DriftError> {
+        Self::spawn_in(command, None)
+    }
+
+    /// Starts `command` in `dir` (default: ours).
+    pub fn spawn_in(command: &[String], dir: Option<&Path>) -> Result<StdioLive, DriftError> {
         let (program, args) = command
             .split_first()
             .ok_or_else(|| DriftError::NoTarget("no server command given".into()))?;
-        let mut child = Command::new(program)
+        let mut child = Command::new(program);
+        if let Some(dir) = dir {
+            child.current_dir(dir);
+        }
+        let mut child = child
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

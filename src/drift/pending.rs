@@ -546,6 +546,7 @@ mod tests {
             recorded_at: recorded_at.into(),
             transport: Transport::Stdio {
                 command: vec!["server".into()],
+                cwd: None,
             },
             protocol,
             server,

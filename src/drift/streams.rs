@@ -302,6 +302,7 @@ mod tests {
     fn session(first: &[Value], second: &[Value]) -> Cassette {
         let transport = Transport::Stdio {
             command: Vec::new(),
+            cwd: None,
         };
         let mut builder = Builder::new(String::new(), transport);
         for (id, messages) in [(1, first), (2, second)] {

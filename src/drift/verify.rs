@@ -2,7 +2,7 @@
 //! review as the update mode says. The accepted cassette is written only in
 //! mode `always`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::driver::{DriveConfig, StdioLive, drive};
@@ -91,10 +91,12 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         Target::Command(command) => {
             drive(&recorded, &mut StdioLive::spawn(command)?, &drive_config)?
         }
-        // Resolved above; the recorded command is what it stands for.
+        // A stdio recording's own command.
         Target::Recorded => {
-            let command = recorded_command(&recorded)?;
-            drive(&recorded, &mut StdioLive::spawn(&command)?, &drive_config)?
+            let (command, dir) = recorded_command(&recorded, &config.cassette)?;
+            let mut live = StdioLive::spawn_in(&command, dir.as_deref())
+                .map_err(|e| relative_hint(e, &recorded, &config.cassette))?;
+            drive(&recorded, &mut live, &drive_config)?
         }
     };
     // Masked as the recording was, so secrets neither differ nor leak.
@@ -171,15 +173,27 @@ fn recorded_target(recorded: &Cassette) -> Result<Target, DriftError> {
              cannot drive; record it again over Streamable HTTP"
                 .into(),
         )),
-        Transport::Stdio { .. } => Ok(Target::Command(recorded_command(recorded)?)),
+        // Its command, run where it was recorded: see `recorded_command`.
+        Transport::Stdio { .. } => Ok(Target::Recorded),
     }
 }
 
-/// The recorded server command, when it is usable.
-fn recorded_command(recorded: &Cassette) -> Result<Vec<String>, DriftError> {
+/// The recorded server command, when it is usable, and the directory to
+/// run it in: the recorded one, when it exists here (else ours).
+fn recorded_command(
+    recorded: &Cassette,
+    path: &Path,
+) -> Result<(Vec<String>, Option<PathBuf>), DriftError> {
     match &recorded.transport {
-        Transport::Stdio { command } if !command.iter().any(|arg| arg.contains("[REDACTED")) => {
-            Ok(command.clone())
+        Transport::Stdio { command, cwd }
+            if !command.iter().any(|arg| arg.contains("[REDACTED")) =>
+        {
+            let dir = recorded_dir(cwd.as_deref(), path);
+            let command = match &dir {
+                Some(dir) => cassette::command_in(command, dir),
+                None => command.clone(),
+            };
+            Ok((command, dir))
         }
         Transport::Stdio { .. } => Err(DriftError::NoTarget(
             "the recorded server command has masked secrets; give the command after `--`".into(),
@@ -188,4 +202,43 @@ fn recorded_command(recorded: &Cassette) -> Result<Vec<String>, DriftError> {
             "this cassette was recorded over HTTP; give the server's URL with --url".into(),
         )),
     }
+}
+
+/// The recorded working directory, resolved, when it exists here.
+fn recorded_dir(cwd: Option<&str>, cassette: &Path) -> Option<PathBuf> {
+    let here = std::env::current_dir().ok()?;
+    let dir = cassette::resolve_cwd(cwd?, cassette, &here);
+    dir.is_dir().then_some(dir)
+}
+
+/// A failed start of a relative recorded command says where it ran.
+fn relative_hint(error: DriftError, recorded: &Cassette, path: &Path) -> DriftError {
+    let Transport::Stdio { command, cwd } = &recorded.transport else {
+        return error;
+    };
+    if !cassette::is_relative(command) {
+        return error;
+    }
+    let here = std::env::current_dir().unwrap_or_default();
+    let place = match cwd {
+        Some(cwd) => {
+            let dir = cassette::resolve_cwd(cwd, path, &here);
+            if dir.is_dir() {
+                format!("it was run from {}", dir.display())
+            } else {
+                format!(
+                    "it was recorded in {}, which does not exist here, so it was run from {}",
+                    dir.display(),
+                    here.display()
+                )
+            }
+        }
+        None => format!(
+            "the cassette does not say where it was recorded, so it was run from {}",
+            here.display()
+        ),
+    };
+    DriftError::NoTarget(format!(
+        "{error}\nThe recorded server command is relative and {place}: run verify from the directory the server works from, or give the command after `--`"
+    ))
 }

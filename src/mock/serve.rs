@@ -27,6 +27,7 @@ fn empty_cassette() -> Cassette {
         recorded_at: String::new(),
         transport: Transport::Stdio {
             command: Vec::new(),
+            cwd: None,
         },
         protocol: ProtocolInfo {
             era: Era::Unknown,

@@ -69,8 +69,12 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let (program, args) = config.command.split_first().ok_or(RecordError::NoCommand)?;
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
-    let transport = Transport::Stdio {
-        command: redact::mask_command(&config.command),
+    let transport = match std::env::current_dir() {
+        Ok(cwd) => cassette::stdio_transport(&config.command, &cwd, config.cassette.as_deref()),
+        Err(_) => Transport::Stdio {
+            command: redact::mask_command(&config.command),
+            cwd: None,
+        },
     };
     let recorded_at = crate::cassette::now_rfc3339();
     let tape = match &config.cassette {

@@ -25,7 +25,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -74,6 +74,8 @@ pub struct NewEpisodes {
 
 struct Inner {
     command: Vec<String>,
+    /// Where the server runs (default: ours).
+    dir: Option<std::path::PathBuf>,
     era: Era,
     /// The client's `initialize`, from [`Upstream::handshake`].
     initialize: Mutex<Option<Value>>,
@@ -82,6 +84,8 @@ struct Inner {
     /// forwarding that is dropped meanwhile cannot leave it half done.
     start: Mutex<Option<watch::Receiver<Option<Started>>>>,
     started: AtomicBool,
+    /// How many requests were answered with [`UPSTREAM_FAILED`].
+    failed: AtomicUsize,
     state: Mutex<State>,
     child: tokio::sync::Mutex<Option<Child>>,
 }
@@ -133,16 +137,26 @@ impl NewEpisodes {
     /// `Unknown` initialises it unless no `initialize` was given and the
     /// first forwarded request declares the modern version in `_meta`.
     pub fn new(command: Vec<String>, era: Era) -> Arc<Self> {
+        Self::new_in(command, era, None)
+    }
+
+    /// The same, the server started in `dir` (default: ours): where the
+    /// cassette's server was recorded, for a relative command.
+    pub fn new_in(command: Vec<String>, era: Era, dir: Option<std::path::PathBuf>) -> Arc<Self> {
+        // Only the interactions are kept: the cassette has its transport.
         let transport = Transport::Stdio {
             command: redact::mask_command(&command),
+            cwd: None,
         };
         Arc::new(NewEpisodes {
             inner: Arc::new(Inner {
                 command,
+                dir,
                 era,
                 initialize: Mutex::new(None),
                 start: Mutex::new(None),
                 started: AtomicBool::new(false),
+                failed: AtomicUsize::new(0),
                 state: Mutex::new(State {
                     builder: Some(Builder::new(crate::cassette::now_rfc3339(), transport)),
                     next_id: 0,
@@ -164,6 +178,16 @@ impl NewEpisodes {
     /// Whether the server was started.
     pub fn started(&self) -> bool {
         self.inner.started.load(Ordering::SeqCst)
+    }
+
+    /// How many requests could not be forwarded (answered with
+    /// [`UPSTREAM_FAILED`]), and why the first failure happened.
+    pub fn failures(&self) -> Option<(usize, String)> {
+        let failed = self.inner.failed.load(Ordering::SeqCst);
+        (failed > 0).then(|| {
+            let reason = self.inner.state().failure.clone().unwrap_or_default();
+            (failed, reason)
+        })
     }
 
     /// Stops the server (closes its stdin, waits up to 5 s, then kills it)
@@ -293,13 +317,13 @@ impl Inner {
         };
         self.state().events = Some(sink.events.clone());
         if let Err(reason) = self.ensure_started(&request).await {
-            respond_failure(&sink, live_id, &reason);
+            self.respond_failure(&sink, live_id, &reason);
             return;
         }
         let done = {
             let mut state = self.state();
             if let Some(reason) = &state.failure {
-                respond_failure(&sink, live_id, reason);
+                self.respond_failure(&sink, live_id, reason);
                 return;
             }
             let seq = state.take_id();
@@ -363,7 +387,11 @@ impl Inner {
         let Some((program, args)) = self.command.split_first() else {
             return Err(RecordError::NoCommand.to_string());
         };
-        let mut child = Command::new(program)
+        let mut child = Command::new(program);
+        if let Some(dir) = &self.dir {
+            child.current_dir(dir);
+        }
+        let mut child = child
             .args(args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -496,8 +524,16 @@ impl Inner {
         flights.sort_by_key(|f| f.seq);
         for flight in flights {
             tracing::warn!(id = %flight.live_key, "answering a forwarded request with an error: {reason}");
-            respond_failure(&flight.sink, flight.live_id, &reason);
+            self.respond_failure(&flight.sink, flight.live_id, &reason);
         }
+    }
+
+    /// Answers a request the server cannot with [`UPSTREAM_FAILED`].
+    fn respond_failure(&self, sink: &Sink, id: Value, reason: &str) {
+        self.failed.fetch_add(1, Ordering::SeqCst);
+        let message = format!("mcpcassette: the server for new episodes failed: {reason}");
+        let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
+        let _ = sink.responses.send(encode(&error));
     }
 }
 
@@ -681,12 +717,6 @@ fn with_id(mut message: Value, id: Value) -> Value {
     message
 }
 
-fn respond_failure(sink: &Sink, id: Value, reason: &str) {
-    let message = format!("mcpcassette: the server for new episodes failed: {reason}");
-    let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
-    let _ = sink.responses.send(encode(&error));
-}
-
 fn encode(message: &Value) -> Vec<u8> {
     serde_json::to_vec(message).expect("JSON values serialise")
 }
@@ -796,6 +826,7 @@ mod tests {
         assert!(upstream.started());
         let (_, response) = until_response(&mut rx, json!(7)).await;
         assert_eq!(response["result"]["content"][0]["text"], "echo: hi");
+        assert_eq!(upstream.failures(), None);
 
         let interactions = finish(&upstream).await;
         assert_eq!(interactions.len(), 1, "{interactions:#?}");
@@ -916,6 +947,9 @@ mod tests {
             let response = next(&mut rx).await;
             assert_upstream_failed(&response, json!(id), "cannot start server");
         }
+        let (failed, reason) = upstream.failures().expect("failures are counted");
+        assert_eq!(failed, 2);
+        assert!(reason.contains("cannot start server"), "{reason}");
         assert!(!upstream.started());
         assert!(finish(&upstream).await.is_empty());
     }

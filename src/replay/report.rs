@@ -431,19 +431,7 @@ fn did_you_mean(cassette: &Cassette, method: &str, params: Option<&Value>) -> Op
 
 /// Numbered fixes, most likely first.
 fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_>) -> Vec<String> {
-    let path = shell_quote(&context.path.display().to_string());
-    let no_command = Vec::new();
-    let (command, server) = match &cassette.transport {
-        crate::cassette::Transport::Stdio { command } if !command.is_empty() => {
-            let words: Vec<String> = command.iter().map(|a| shell_quote(a)).collect();
-            (command, words.join(" "))
-        }
-        crate::cassette::Transport::StreamableHttp { url, .. }
-        | crate::cassette::Transport::HttpSse { url, .. } => {
-            (&no_command, format!("--upstream {}", shell_quote(url)))
-        }
-        crate::cassette::Transport::Stdio { .. } => (&no_command, "SERVER CMD".to_owned()),
-    };
+    let (command, commands) = rerun_commands(cassette, context.path);
     let mut fixes = Vec::new();
     match refusal {
         Refusal::Exhausted { .. } => {
@@ -466,10 +454,7 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
             }
         }
     }
-    fixes.push(format!(
-        "Record the requests that are missing, keeping the rest:\nmcpcassette run --mode new-episodes --cassette {path} -- {server}"
-    ));
-    fixes.push(format!("Re-record the whole cassette:\nMCPCASSETTE_MODE=all mcpcassette run --cassette {path} -- {server}"));
+    fixes.extend(commands);
     fixes.push(format!(
         "Answer it by hand: add a case to the cassette's \"rules\":\n\"cases\": [{}]",
         serde_json::to_string(&suggested_case(cassette, miss)).unwrap_or_default()
@@ -514,8 +499,70 @@ fn suggested_case(cassette: &Cassette, miss: &Miss) -> Value {
     case
 }
 
-/// Quotes a shell word when it needs it.
-fn shell_quote(word: &str) -> String {
+/// The fixes that run the server again (new episodes, re-recording), as
+/// commands that work from this process's working directory; and the
+/// recorded command.
+fn rerun_commands<'a>(cassette: &'a Cassette, path: &Path) -> (&'a [String], Vec<String>) {
+    use crate::cassette::Transport;
+    let here = std::env::current_dir().unwrap_or_default();
+    let quoted = |p: &Path| shell_quote(&p.display().to_string());
+    match &cassette.transport {
+        Transport::Stdio { command, cwd } if !command.is_empty() => {
+            let server: Vec<String> = command.iter().map(|a| shell_quote(a)).collect();
+            let server = server.join(" ");
+            // A relative command runs from where it was recorded.
+            let dir = cwd
+                .as_deref()
+                .filter(|_| crate::cassette::is_relative(command))
+                .map(|cwd| crate::cassette::resolve_cwd(cwd, path, &here))
+                .filter(|dir| *dir != here && dir.is_dir());
+            let (cd, cassette_arg) = match &dir {
+                Some(dir) => (format!("cd {} && ", quoted(dir)), quoted(&here.join(path))),
+                None => (String::new(), quoted(path)),
+            };
+            let commands = vec![
+                format!(
+                    "Record the requests that are missing, keeping the rest:\n{cd}mcpcassette run --mode new-episodes --cassette {cassette_arg} -- {server}"
+                ),
+                format!(
+                    "Re-record the whole cassette:\n{cd}mcpcassette run --mode all --cassette {cassette_arg} -- {server}"
+                ),
+            ];
+            (command, commands)
+        }
+        Transport::StreamableHttp { url, .. } | Transport::HttpSse { url, .. } => {
+            let path = quoted(path);
+            let url = shell_quote(url);
+            let mut commands = vec![
+                format!(
+                    "Record the requests that are missing, keeping the rest (point the client at the URL it prints; Ctrl-C appends them):\nmcpcassette run --mode new-episodes --cassette {path} --upstream {url}"
+                ),
+                format!(
+                    "Re-record the whole cassette through the recording proxy (point the client at the URL it prints; Ctrl-C writes the cassette):\nmcpcassette run --mode all --cassette {path} --upstream {url}"
+                ),
+            ];
+            if url.contains(crate::redact::MASK) {
+                commands.push(
+                    "The recorded URL has masked secrets: put them back before running the commands above.".to_owned(),
+                );
+            }
+            (&[], commands)
+        }
+        Transport::Stdio { .. } => {
+            let path = quoted(path);
+            (
+                &[],
+                vec![format!(
+                    "Record the requests that are missing, keeping the rest: the cassette does not record the server command, so give it after `--` to `mcpcassette run --mode new-episodes --cassette {path}`"
+                )],
+            )
+        }
+    }
+}
+
+/// Quotes a shell word when it needs it, so that printed commands can be
+/// pasted into `sh`.
+pub fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()

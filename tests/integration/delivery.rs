@@ -40,6 +40,7 @@ fn progress_cassette(response_ms: u64) -> Cassette {
         "2026-01-01T00:00:00Z".into(),
         Transport::Stdio {
             command: vec!["server".into()],
+            cwd: None,
         },
     );
     let ms = Duration::from_millis;

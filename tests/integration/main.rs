@@ -2,6 +2,7 @@
 //! file). Each module tests one area; `support` holds the shared client.
 
 mod check;
+mod cli_errors;
 mod delivery;
 mod everything;
 mod fixture;
@@ -20,10 +21,14 @@ mod python_sdk;
 mod record;
 mod redaction;
 mod replay;
+mod report_commands;
 mod review;
 mod rmcp_interop;
 mod run;
+mod run_env;
+mod run_http;
 mod schema_crosscheck;
+mod sdk_run;
 mod session;
 mod stub_interop;
 mod support;

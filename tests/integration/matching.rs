@@ -18,6 +18,7 @@ fn cassette(dir: &Path, calls: &[(Value, &str)], rules: Value) -> PathBuf {
         "2026-01-01T00:00:00Z".into(),
         Transport::Stdio {
             command: vec!["server".into()],
+            cwd: None,
         },
     );
     for (id, (params, text)) in calls.iter().enumerate() {

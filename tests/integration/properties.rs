@@ -13,7 +13,10 @@ use tokio::task::JoinSet;
 fn cassette(n: usize) -> mcpcassette::cassette::Cassette {
     let mut builder = Builder::new(
         "2026-01-01T00:00:00Z".into(),
-        Transport::Stdio { command: vec![] },
+        Transport::Stdio {
+            command: vec![],
+            cwd: None,
+        },
     );
     for i in 0..n {
         builder.observe(Direction::ClientToServer, json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "t", "arguments": {"i": i}}}));

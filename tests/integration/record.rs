@@ -234,7 +234,7 @@ fn secrets_in_the_server_command_are_masked() {
         "{text}"
     );
     let recorded = cassette::load(&path).unwrap();
-    let cassette::Transport::Stdio { command } = recorded.transport else {
+    let cassette::Transport::Stdio { command, .. } = recorded.transport else {
         panic!("recorded over stdio")
     };
     assert_eq!(

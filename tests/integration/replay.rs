@@ -19,6 +19,7 @@ fn cassette_from(dir: &Path, messages: &[(Direction, Value)]) -> PathBuf {
         "2026-01-01T00:00:00Z".into(),
         Transport::Stdio {
             command: vec!["server".into()],
+            cwd: None,
         },
     );
     for (direction, message) in messages {
@@ -323,6 +324,7 @@ fn replay_recovers_a_journal_left_by_a_killed_recorder() {
     let path = dir.path().join("interrupted.json");
     let transport = Transport::Stdio {
         command: vec!["server".into()],
+        cwd: None,
     };
     let mut journal = Journal::create(&path, "2026-01-01T00:00:00Z", &transport).unwrap();
     journal

@@ -53,7 +53,7 @@ fn once_records_when_missing_then_replays_without_the_server() {
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
     assert!(
-        stderr.contains("mode once (as asked): cassette missing: recording"),
+        stderr.contains("mode once (from --mode): cassette missing: recording"),
         "{stderr}"
     );
     assert!(path.exists());
@@ -70,7 +70,7 @@ fn once_records_when_missing_then_replays_without_the_server() {
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
     assert!(
-        stderr.contains("mode once (as asked): replaying"),
+        stderr.contains("mode once (from --mode): replaying"),
         "{stderr}"
     );
 }
@@ -114,7 +114,7 @@ fn mcpcassette_mode_switches_a_whole_suite_and_all_records_afresh() {
     );
     let (_, stderr) = peer.finish();
     assert!(
-        stderr.contains("mode all (as asked): recording afresh"),
+        stderr.contains("mode all (from MCPCASSETTE_MODE): recording afresh"),
         "{stderr}"
     );
     let recorded = std::fs::read_to_string(&path).unwrap();
@@ -216,4 +216,35 @@ fn re_recording_keeps_the_hand_written_rules() {
     let rerecorded = cassette::load(&path).unwrap();
     assert_eq!(rerecorded.rules, edited.rules);
     assert!(std::fs::read_to_string(&path).unwrap().contains("echo: b"));
+}
+
+#[test]
+fn new_episodes_whose_server_cannot_start_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    let (peer, _) = session(run(&path, &["--mode", "all"], &[]), "old");
+    assert!(peer.finish().0.success());
+    let mut command = mcpcassette();
+    command
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--mode", "new-episodes", "--cassette"])
+        .arg(&path)
+        .args(["--", "/nonexistent/mcpcassette-server"]);
+    let (mut peer, text) = session(command, "old");
+    assert_eq!(text, "echo: old", "recorded answers still replay");
+    let miss = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "new"}}),
+    );
+    assert_eq!(
+        miss.response["error"]["code"], -32003,
+        "{:?}",
+        miss.response
+    );
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("1 request(s) could not be forwarded to the server for new episodes: cannot start server `/nonexistent/mcpcassette-server`"),
+        "{stderr}"
+    );
 }

@@ -245,6 +245,7 @@ pub(super) fn test_engine() -> Arc<Engine> {
         recorded_at: String::new(),
         transport: Transport::Stdio {
             command: Vec::new(),
+            cwd: None,
         },
         protocol: ProtocolInfo {
             era: crate::protocol::Era::Legacy,
