@@ -379,3 +379,52 @@ fn reports_mask_secrets_in_params() {
         assert!(text.contains("[REDACTED]"), "{text}");
     }
 }
+
+/// Handshakes and `ping` are answered outside the order under every
+/// strategy; a client that sends exactly what was recorded uses every
+/// recorded interaction, `ping` included, so `--fail-on-unused` passes.
+#[test]
+fn in_order_strategies_count_handshakes_and_ping_as_used() {
+    let dir = tempfile::tempdir().unwrap();
+    for era in ["legacy", "modern"] {
+        let path = root().join(format!("cassettes/demo-{era}.json"));
+        let recorded = cassette::load(&path).unwrap();
+        let lifecycle: Vec<&str> = recorded
+            .interactions
+            .iter()
+            .map(|i| i.method())
+            .filter(|m| {
+                [
+                    "initialize",
+                    "notifications/initialized",
+                    "server/discover",
+                    "ping",
+                ]
+                .contains(m)
+            })
+            .collect();
+        let expected: &[&str] = if era == "legacy" {
+            &["initialize", "notifications/initialized", "ping"]
+        } else {
+            &["server/discover"]
+        };
+        for method in expected {
+            assert!(lifecycle.contains(method), "{era}: {lifecycle:?}");
+        }
+        for strategy in ["sequential", "strict"] {
+            let report = dir.path().join(format!("{era}-{strategy}.json"));
+            let mut command = mcpcassette();
+            command
+                .arg("replay")
+                .arg(&path)
+                .args(["--strategy", strategy, "--fail-on-unused", "--report"])
+                .arg(&report);
+            // Fails unless replay exits 0.
+            crate::support::demo_client_transcript(era, &command);
+            let report: Value =
+                serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+            assert_eq!(report["unused"], json!([]), "{era} {strategy}: {report:#}");
+            assert_eq!(report["misses"], json!([]), "{era} {strategy}: {report:#}");
+        }
+    }
+}
