@@ -239,7 +239,9 @@ fn closest(
     rules: &Rules,
 ) -> Vec<Candidate> {
     let live_text = matching::canonical_json(live);
-    let mut scored: Vec<(u8, f32, usize, Value)> = cassette
+    // Ranked by what differs: the method, then the target (tool, prompt,
+    // resource), then how similar the params are.
+    let mut scored: Vec<((u8, u8, f32), usize, Value)> = cassette
         .interactions
         .iter()
         .enumerate()
@@ -248,31 +250,29 @@ fn closest(
             let recorded = rules.normalize(interaction.method(), crate::jsonrpc::params(request));
             let recorded = crate::redact::mask_value(&recorded);
             let ratio = similarity(&live_text, &matching::canonical_json(&recorded));
+            let same_method = interaction.method() == method;
+            let same_target =
+                same_method && matching::same_target(method, Some(&recorded), Some(live));
             Some((
-                u8::from(interaction.method() == method),
-                ratio,
+                (u8::from(same_method), u8::from(same_target), ratio),
                 position,
                 recorded,
             ))
         })
         .collect();
-    scored.sort_by(|a, b| {
-        (b.0, b.1)
-            .partial_cmp(&(a.0, a.1))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
     scored
         .into_iter()
         .take(CANDIDATES)
-        .map(|(same_method, similarity, position, recorded)| {
+        .map(|((same_method, _, similarity), position, recorded)| {
             let recorded_method = cassette.interactions[position].method().to_owned();
-            let differs_at = (same_method == 1)
-                .then(|| first_difference(&recorded, live, String::new()))
-                .flatten();
+            let difference =
+                (same_method == 1).then(|| Difference::between(method, &recorded, live));
+            let differs_at = difference.as_ref().and_then(Difference::pointer);
             let rejected_by = rejection(
                 &recorded_method,
                 method,
-                differs_at.as_deref(),
+                difference.as_ref(),
                 position,
                 refusal,
                 rules,
@@ -290,11 +290,51 @@ fn closest(
         .collect()
 }
 
+/// Where a recorded request of the live request's method differs from it:
+/// the target it names (tool, prompt, resource) before anything else.
+enum Difference {
+    /// Another tool, prompt or resource.
+    Target {
+        target: matching::Target,
+        recorded: Value,
+    },
+    /// The same target; params differ at this pointer.
+    Params(String),
+    /// Nothing that matching compares.
+    None,
+}
+
+impl Difference {
+    fn between(method: &str, recorded: &Value, live: &Value) -> Difference {
+        if let Some(target) = matching::Target::of(method)
+            && !matching::same_target(method, Some(recorded), Some(live))
+        {
+            let recorded = target
+                .named_in(Some(recorded))
+                .cloned()
+                .unwrap_or(Value::Null);
+            return Difference::Target { target, recorded };
+        }
+        match first_difference(recorded, live, String::new()) {
+            Some(pointer) => Difference::Params(pointer),
+            None => Difference::None,
+        }
+    }
+
+    fn pointer(&self) -> Option<String> {
+        match self {
+            Difference::Target { target, .. } => Some(target.pointer()),
+            Difference::Params(pointer) => Some(pointer.clone()),
+            Difference::None => None,
+        }
+    }
+}
+
 /// Which rule turned a recorded request down.
 fn rejection(
     recorded: &str,
     live: &str,
-    differs_at: Option<&str>,
+    difference: Option<&Difference>,
     position: usize,
     refusal: Refusal,
     rules: &Rules,
@@ -313,13 +353,21 @@ fn rejection(
             "strategy `{}` answers in recorded order and interaction #{expected} is due first",
             strategy_name(rules.strategy)
         ),
-        Refusal::Exhausted { answered } if recorded == live && differs_at.is_none() => {
+        Refusal::Exhausted { answered }
+            if recorded == live && matches!(difference, None | Some(Difference::None)) =>
+        {
             format!("same request, already answered {answered} time(s) (on_exhausted: error)")
         }
         _ if recorded != live => format!("method differs (recorded `{recorded}`)"),
-        _ => match differs_at {
-            Some(pointer) => format!("params differ at {pointer}"),
-            None => "same request, already answered".to_owned(),
+        _ => match difference {
+            Some(Difference::Target { target, recorded }) => format!(
+                "{} {} differs (recorded {})",
+                target.kind,
+                target.field,
+                matching::canonical_json(recorded)
+            ),
+            Some(Difference::Params(pointer)) => format!("params differ at {pointer}"),
+            _ => "same request, already answered".to_owned(),
         },
     }
 }

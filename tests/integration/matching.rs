@@ -428,3 +428,79 @@ fn in_order_strategies_count_handshakes_and_ping_as_used() {
         }
     }
 }
+
+/// Closest requests are ranked and labelled by what differs: the tool name
+/// before the arguments. A request for another tool is never offered an
+/// `ignore` rule on the argument the test changed on purpose.
+#[test]
+fn closest_requests_rank_and_label_the_tool_name_before_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette(
+        dir.path(),
+        &[
+            // Another tool with the very same arguments: the most similar
+            // text, but not the closest request.
+            (
+                json!({"name": "lookup", "arguments": {"query": "rust async runtime comparison"}}),
+                "looked up",
+            ),
+            (
+                json!({"name": "search", "arguments": {"query": "python"}}),
+                "searched",
+            ),
+        ],
+        json!({}),
+    );
+    let recorded = cassette::load(&path).unwrap();
+    let rules = Rules::default();
+    let context = Context {
+        path: &path,
+        mode: "replay",
+        rules: &rules,
+    };
+    let live = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "rust async runtime comparison"}}});
+    let miss = Miss::new(&recorded, &live, Refusal::Missing, context);
+    let ranked: Vec<usize> = miss.closest.iter().map(|c| c.interaction).collect();
+    assert_eq!(ranked, [1, 0], "the same tool first: {miss}");
+    assert_eq!(
+        miss.closest[0].rejected_by,
+        "params differ at /params/arguments/query"
+    );
+    assert_eq!(
+        miss.closest[1].rejected_by,
+        "tool name differs (recorded \"lookup\")"
+    );
+    assert_eq!(miss.closest[1].differs_at.as_deref(), Some("/params/name"));
+
+    // Only another tool was recorded: the label names the tool, and no fix
+    // suggests ignoring the argument.
+    let live = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "lookups", "arguments": {"query": "rust"}}});
+    let only_lookup = cassette(
+        dir.path(),
+        &[(
+            json!({"name": "lookup", "arguments": {"query": "rust async"}}),
+            "looked up",
+        )],
+        json!({}),
+    );
+    let recorded = cassette::load(&only_lookup).unwrap();
+    let miss = Miss::new(&recorded, &live, Refusal::Missing, context);
+    assert_eq!(
+        miss.closest[0].rejected_by,
+        "tool name differs (recorded \"lookup\")"
+    );
+    assert_eq!(miss.closest[0].differs_at.as_deref(), Some("/params/name"));
+    assert!(
+        miss.fixes.iter().all(|f| !f.contains("\"ignore\"")),
+        "{:#?}",
+        miss.fixes
+    );
+    let text = miss.to_string();
+    assert!(
+        text.contains("1. interaction #0 tools/call") && text.contains("tool name differs"),
+        "{text}"
+    );
+    assert!(!text.contains("/params/arguments/query"), "{text}");
+}
