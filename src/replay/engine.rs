@@ -362,6 +362,15 @@ impl Engine {
                     ));
                 }
                 if method == "server/discover" && self.cassette.protocol.era != Era::Modern {
+                    if let Some(mismatch) =
+                        super::era::EraMismatch::detect(&self.cassette, &request)
+                    {
+                        tracing::info!(
+                            "a client probed server/discover; this {} cassette answers -32601 as a legacy server does. A client that cannot fall back to initialize: {}",
+                            mismatch.cassette_era,
+                            mismatch.advice()
+                        );
+                    }
                     // What a legacy server says to a modern probe.
                     let text = format!("Method not found: {method}");
                     sink.respond(&jsonrpc::error_response(
@@ -517,14 +526,7 @@ impl Engine {
     }
 
     fn miss(&self, request: &Value, refusal: Refusal, sink: &Sink) {
-        let rules = self.rules();
-        let context = report::Context {
-            path: &self.config.path,
-            mode: &self.config.mode,
-            rules: &rules,
-        };
-        let miss = Miss::new(&self.cassette, request, refusal, context);
-        eprint!("{miss}");
+        let miss = self.report_miss(request, refusal);
         let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
         sink.respond(&jsonrpc::error_response(
             id,
@@ -532,7 +534,22 @@ impl Engine {
             &miss.message(),
             Some(miss.data()),
         ));
-        self.state().misses.push(miss);
+    }
+
+    /// Reports a request nothing answers on stderr and keeps it for the
+    /// summary; a transport that answers it its own way says what it said.
+    pub(crate) fn report_miss(&self, request: &Value, refusal: Refusal) -> Miss {
+        let request = self.masked(request);
+        let rules = self.rules();
+        let context = report::Context {
+            path: &self.config.path,
+            mode: &self.config.mode,
+            rules: &rules,
+        };
+        let miss = Miss::new(&self.cassette, &request, refusal, context);
+        eprint!("{miss}");
+        self.state().misses.push(miss.clone());
+        miss
     }
 
     /// Takes a notification; returns the recorded interaction it matched.

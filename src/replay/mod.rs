@@ -2,6 +2,7 @@
 
 mod engine;
 mod episodes;
+mod era;
 pub mod http;
 mod report;
 mod stdio;
@@ -9,6 +10,7 @@ mod upstream;
 
 pub use engine::{Engine, Handled, ReplayConfig, Sink, Summary};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
+pub use era::EraMismatch;
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER};
 pub use stdio::serve;
 pub use upstream::{Forwarding, Upstream};

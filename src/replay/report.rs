@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::era::EraMismatch;
 use crate::cassette::Cassette;
 use crate::matching::{self, Refusal, Rules, Strategy};
 
@@ -52,6 +53,9 @@ pub struct Miss {
     /// A recorded tool, prompt or resource name close to the one asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub did_you_mean: Option<String>,
+    /// The client speaks the other protocol era than the cassette.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub era_mismatch: Option<EraMismatch>,
     /// Numbered fixes: commands or rule snippets.
     pub fixes: Vec<String>,
     /// The cassette, mode and rules it was looked up under.
@@ -113,12 +117,16 @@ impl Miss {
             answered,
             closest,
             did_you_mean,
+            era_mismatch: EraMismatch::detect(cassette, request),
             fixes: Vec::new(),
             cassette: context.path.display().to_string(),
             mode: context.mode.to_owned(),
             rules: context.rules.describe(),
         };
         miss.fixes = fixes(cassette, &miss, refusal, context);
+        if let Some(mismatch) = &miss.era_mismatch {
+            miss.fixes.splice(0..0, mismatch.fixes());
+        }
         miss
     }
 
@@ -133,6 +141,9 @@ impl Miss {
 
     /// The one-line message the client sees.
     pub fn message(&self) -> String {
+        if let Some(mismatch) = &self.era_mismatch {
+            return mismatch.message();
+        }
         let live = shorten(&matching::canonical(&self.method, self.params.as_ref()));
         let closest = self.closest.first().map(|c| {
             format!(
@@ -172,6 +183,7 @@ impl Miss {
             "answered": self.answered,
             "closest": self.closest.first().map(|c| json!({"interaction": c.interaction, "method": c.method, "params": c.params})),
             "cassette": self.cassette,
+            "era_mismatch": self.era_mismatch,
         })
     }
 }
@@ -179,6 +191,9 @@ impl Miss {
 impl fmt::Display for Miss {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let headline = match self.reason {
+            _ if self.era_mismatch.is_some() => {
+                "the client speaks another protocol era than the cassette"
+            }
             "exhausted" => "a recorded request has no answers left",
             "out-of-order" => "the recording expects another request next",
             _ => "no recorded interaction matches this request",
@@ -195,12 +210,20 @@ impl fmt::Display for Miss {
         if let Some(n) = self.answered {
             writeln!(f, "  already answered {n} time(s)")?;
         }
-        if self.closest.is_empty() {
+        if let Some(mismatch) = &self.era_mismatch {
+            // The closest requests of another era are noise.
+            writeln!(f, "\n{}\n{}", mismatch.lines(), mismatch.advice())?;
+        } else if self.closest.is_empty() {
             writeln!(f, "\nThe cassette records no requests.")?;
         } else {
             writeln!(f, "\nClosest recorded requests:")?;
         }
-        for (n, candidate) in self.closest.iter().enumerate() {
+        let shown = if self.era_mismatch.is_some() {
+            &[][..]
+        } else {
+            &self.closest[..]
+        };
+        for (n, candidate) in shown.iter().enumerate() {
             writeln!(
                 f,
                 "  {}. interaction #{} {} ({:.0}% similar): {}",

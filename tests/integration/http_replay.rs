@@ -497,6 +497,59 @@ async fn unmatched_requests_get_the_engine_error_and_batches_an_array() {
     assert_eq!(summary.misses.len(), 1);
 }
 
+/// A client of the other era over HTTP is told that the eras differ, in
+/// the JSON-RPC error, both ways, and each counts as a miss.
+#[tokio::test]
+async fn a_client_of_the_other_era_is_told_so_over_http() {
+    let replay = Replay::start(demo("demo-modern.json")).await;
+    let reply = replay.http().post(&initialize_request("init"), &[]).await;
+    let error = reply.json();
+    assert_eq!(error["error"]["code"], NO_MATCH, "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("recorded in the modern era (protocol 2026-07-28")
+            && message.contains("speaks the legacy era (protocol 2025-11-25")
+            && message.contains("fastmcp's Client does by default"),
+        "{message}"
+    );
+    let summary = replay.stop().await;
+    assert!(summary.misses[0].era_mismatch.is_some());
+
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let discover = modern_request(1, "server/discover", json!({}));
+    let headers = [
+        ("mcp-protocol-version", MODERN_VERSION),
+        ("mcp-method", "server/discover"),
+    ];
+    let reply = replay.http().post(&discover, &headers).await;
+    // What a legacy server says to the probe, so dual-era clients fall back.
+    assert_eq!(reply.json()["error"]["code"], -32601, "{}", reply.text());
+    let call = modern_request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "modern"}}),
+    );
+    let headers = [
+        ("mcp-protocol-version", MODERN_VERSION),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+    let reply = replay.http().post(&call, &headers).await;
+    assert_eq!(reply.json()["error"]["code"], NO_MATCH, "{}", reply.text());
+    let message = reply.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("recorded in the legacy era (protocol 2025-11-25")
+            && message.contains("speaks the modern era (protocol 2026-07-28")
+            && message.contains("mode=\"legacy\""),
+        "{message}"
+    );
+    let summary = replay.stop().await;
+    assert_eq!(summary.misses.len(), 1);
+}
+
 // ---------------------------------------------------------------------------
 // Modern era, from a stdio recording
 

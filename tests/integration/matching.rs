@@ -504,3 +504,96 @@ fn closest_requests_rank_and_label_the_tool_name_before_arguments() {
     );
     assert!(!text.contains("/params/arguments/query"), "{text}");
 }
+
+/// A legacy client against a 2026-07-28 cassette, and a modern client
+/// against a legacy one: the error, the stderr report and `--report` say
+/// the eras differ, name both, and what to do, instead of offering the
+/// closest request of the other era.
+#[test]
+fn a_client_of_the_other_era_is_told_so_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let mut command = mcpcassette();
+    command
+        .arg("replay")
+        .arg(root().join("cassettes/demo-modern.json"))
+        .arg("--report")
+        .arg(&report);
+    let mut peer = Peer::spawn(command);
+    let init = peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let error = &init.response["error"];
+    assert_eq!(error["code"], -32000);
+    let message = error["message"].as_str().unwrap();
+    for part in [
+        "recorded in the modern era (protocol 2026-07-28",
+        "this client speaks the legacy era (protocol 2025-11-25, initialize handshake)",
+        "Re-record the cassette with this client",
+        "fastmcp's Client does by default",
+        "the TypeScript SDK 1.32, the MCP Inspector and the Python mcp 1.x speak the legacy era",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    assert!(!message.contains("similar"), "{message}");
+    assert_eq!(error["data"]["era_mismatch"]["cassette_era"], "modern");
+    assert_eq!(
+        error["data"]["era_mismatch"]["client_version"],
+        "2025-11-25"
+    );
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the client speaks another protocol era than the cassette")
+            && stderr.contains("cassette: modern era (protocol 2026-07-28")
+            && stderr.contains("client:   legacy era (protocol 2025-11-25"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("% similar"), "{stderr}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let miss = &json["misses"][0];
+    assert_eq!(miss["era_mismatch"]["client_era"], "legacy");
+    assert!(
+        miss["fixes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Re-record the cassette with this client, which speaks the legacy era"),
+        "{miss:#}"
+    );
+
+    // The other way: a client pinned to 2026-07-28 against a legacy
+    // cassette. Its discovery probe gets what a legacy server says; a
+    // request nothing answers says why.
+    let mut command = mcpcassette();
+    command
+        .arg("replay")
+        .arg(root().join("cassettes/demo-legacy.json"));
+    let mut peer = Peer::spawn(command);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    });
+    let discover = peer.request("server/discover", json!({"_meta": meta}));
+    assert_eq!(discover.response["error"]["code"], -32601);
+    let call = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "modern"}, "_meta": meta}),
+    );
+    let message = call.response["error"]["message"].as_str().unwrap();
+    for part in [
+        "recorded in the legacy era (protocol 2025-11-25, initialize handshake)",
+        "this client speaks the modern era (protocol 2026-07-28",
+        "mode=\"legacy\"",
+        "--protocol-era legacy",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        stderr.contains("cassette: legacy era (protocol 2025-11-25"),
+        "{stderr}"
+    );
+}
