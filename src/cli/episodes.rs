@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::cassette;
-use mcpcassette::replay::{Engine, NewEpisodes, ReplayConfig, serve};
+use mcpcassette::replay::{Engine, NewEpisodes, ReplayConfig, file_session_traffic, serve};
 use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::MatchArgs;
@@ -17,7 +17,7 @@ use super::replay;
 pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::Result<ExitCode> {
     let recorded = replay::open(path)?;
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
-    let upstream = NewEpisodes::new(command, recorded.protocol.era);
+    let upstream = NewEpisodes::for_cassette(command, &recorded);
     let config = ReplayConfig {
         path: path.to_owned(),
         rules: Some(rules),
@@ -38,8 +38,16 @@ pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::R
         let episodes = upstream.finish().await.context("stopping the server")?;
         anyhow::Ok((summary, episodes))
     })?;
-    if !episodes.is_empty() {
+    let mut session = upstream.session_traffic();
+    if !episodes.is_empty() || !session.is_empty() {
         let mut updated = engine.cassette().clone();
+        // Filed after the handshake, as `record` files it.
+        for event in &mut session {
+            for message in event_messages(event) {
+                engine.redactor().redact_message(message);
+            }
+        }
+        file_session_traffic(&mut updated, session);
         for mut interaction in episodes.iter().cloned() {
             // Masked as the cassette's own recording was.
             for message in interaction.messages_mut() {
@@ -55,4 +63,17 @@ pub fn run(path: &Path, command: Vec<String>, matching: &MatchArgs) -> anyhow::R
         );
     }
     replay::finish(&engine, &summary, matching)
+}
+
+/// The messages of one server event: the server's, and the client's answer.
+fn event_messages(event: &mut cassette::Event) -> Vec<&mut serde_json::Value> {
+    match event {
+        cassette::Event::Notification { notification } => vec![notification],
+        cassette::Event::ServerRequest {
+            server_request,
+            client_response,
+        } => std::iter::once(server_request)
+            .chain(client_response.as_mut())
+            .collect(),
+    }
 }
