@@ -15,11 +15,12 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 
+use super::answers::{ANSWER_MISMATCH, AnswerMismatch};
 use super::report::{self, Miss};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::matching::{Answer, Matcher, Refusal, Rules};
+use crate::matching::{Answer, Matcher, Refusal, Rules, Strategy};
 use crate::protocol::{self, Era};
 use crate::redact::Redactor;
 
@@ -113,6 +114,18 @@ struct State {
     /// Requests being played, by live id, so they can be cancelled.
     running: HashMap<String, AbortHandle>,
     next_server_id: u64,
+    /// Client answers to replayed sampling or elicitation requests that
+    /// differ from the recorded ones.
+    answer_mismatches: Vec<AnswerMismatch>,
+}
+
+/// Why playing an interaction stopped before its end.
+enum Stop {
+    /// The client can no longer answer a server request.
+    ClientGone,
+    /// `strict`: the client answered a server request otherwise than
+    /// recorded.
+    Refused(Box<AnswerMismatch>),
 }
 
 /// What [`Engine::handle_message_in`] did with a message.
@@ -133,6 +146,9 @@ pub struct Summary {
     pub unused: Vec<usize>,
     /// Hand-written cases that answered nothing.
     pub unused_cases: Vec<usize>,
+    /// Client answers to replayed sampling or elicitation requests that
+    /// differ from the recording.
+    pub answer_mismatches: Vec<AnswerMismatch>,
 }
 
 impl Engine {
@@ -163,6 +179,7 @@ impl Engine {
                 pending: HashMap::new(),
                 running: HashMap::new(),
                 next_server_id: 0,
+                answer_mismatches: Vec::new(),
             }),
         })
     }
@@ -460,8 +477,8 @@ impl Engine {
         let engine = Arc::clone(self);
         let sink = sink.clone();
         tasks.spawn(async move {
-            engine
-                .play_events(&engine.cassette.opening, &Tokens::NONE, &sink)
+            let _ = engine
+                .play_events(None, &engine.cassette.opening, &Tokens::NONE, &sink)
                 .await;
         });
     }
@@ -600,36 +617,66 @@ impl Engine {
     async fn play(&self, position: usize, live: &Value, sink: &Sink) {
         let interaction = &self.cassette.interactions[position];
         let tokens = Tokens::new(interaction, live);
-        if !self.play_events(&interaction.during, &tokens, sink).await {
-            return;
+        match self
+            .play_events(Some(position), &interaction.during, &tokens, sink)
+            .await
+        {
+            Ok(()) => {}
+            Err(Stop::ClientGone) => return,
+            Err(Stop::Refused(mismatch)) => {
+                let id = jsonrpc::id(live).cloned().unwrap_or(Value::Null);
+                let data = serde_json::to_value(&mismatch).ok();
+                sink.respond(&jsonrpc::error_response(
+                    id,
+                    ANSWER_MISMATCH,
+                    &mismatch.message(),
+                    data,
+                ));
+                return;
+            }
         }
         if let Some(response) = &interaction.response {
             sink.respond(&WithId(response, jsonrpc::id(live)));
         }
-        self.play_events(&interaction.after, &tokens, sink).await;
+        let _ = self
+            .play_events(Some(position), &interaction.after, &tokens, sink)
+            .await;
     }
 
-    /// Sends events in order; returns false when the client can no longer
-    /// answer a server request.
-    async fn play_events(&self, events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> bool {
+    /// Sends events in order, until one stops the play.
+    async fn play_events(
+        &self,
+        position: Option<usize>,
+        events: &[Event],
+        tokens: &Tokens<'_>,
+        sink: &Sink,
+    ) -> Result<(), Stop> {
         for event in events {
-            if !self.play_event(event, tokens, sink).await {
-                return false;
-            }
+            self.play_event(position, event, tokens, sink).await?;
         }
-        true
+        Ok(())
     }
 
-    /// Sends one event; returns false when the client can no longer answer.
-    async fn play_event(&self, event: &Event, tokens: &Tokens<'_>, sink: &Sink) -> bool {
+    /// Sends one event; a server request waits for the client's answer,
+    /// which is compared with the recorded one.
+    async fn play_event(
+        &self,
+        position: Option<usize>,
+        event: &Event,
+        tokens: &Tokens<'_>,
+        sink: &Sink,
+    ) -> Result<(), Stop> {
         match event {
             Event::Notification { notification } => {
                 if let Some(notification) = tokens.rewrite(notification) {
                     sink.event(&notification);
                 }
-                true
+                Ok(())
             }
-            Event::ServerRequest { server_request, .. } => {
+            Event::ServerRequest {
+                server_request,
+                client_response,
+            } => {
                 let (tx, rx) = oneshot::channel();
                 let id = {
                     let mut state = self.state();
@@ -639,7 +686,26 @@ impl Engine {
                     id
                 };
                 sink.event(&WithId(server_request, Some(&id.into())));
-                rx.await.is_ok()
+                let answer = rx.await.map_err(|_| Stop::ClientGone)?;
+                let live = self.masked(&answer);
+                let Some(mismatch) = AnswerMismatch::compare(
+                    position,
+                    server_request,
+                    client_response.as_ref(),
+                    &live,
+                ) else {
+                    return Ok(());
+                };
+                eprint!("{mismatch}");
+                let strict = {
+                    let mut state = self.state();
+                    state.answer_mismatches.push(mismatch.clone());
+                    state.matcher.rules().strategy == Strategy::Strict
+                };
+                if strict {
+                    return Err(Stop::Refused(Box::new(mismatch)));
+                }
+                Ok(())
             }
         }
     }
@@ -660,6 +726,7 @@ impl Engine {
             misses: state.misses.clone(),
             unused: state.matcher.unused(&self.cassette),
             unused_cases: state.matcher.unused_cases(),
+            answer_mismatches: state.answer_mismatches.clone(),
         }
     }
 

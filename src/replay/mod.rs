@@ -1,5 +1,6 @@
 //! Replay: a deterministic MCP server that answers from a cassette.
 
+mod answers;
 mod engine;
 mod episodes;
 mod era;
@@ -9,6 +10,7 @@ mod session_traffic;
 mod stdio;
 mod upstream;
 
+pub use answers::{ANSWER_MISMATCH, AnswerMismatch};
 pub use engine::{Engine, Handled, ReplayConfig, Sink, Summary};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
 pub use era::EraMismatch;

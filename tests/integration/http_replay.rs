@@ -466,6 +466,70 @@ async fn server_requests_travel_on_the_request_stream_and_answers_come_by_post()
     replay.stop().await;
 }
 
+/// Over HTTP too: a sampling answer that differs from the recording is
+/// reported, and under `strict` the call fails with -32004.
+#[tokio::test]
+async fn a_sampling_answer_unlike_the_recording_is_reported_and_fails_strict() {
+    for strict in [false, true] {
+        let mut cassette = demo("demo-legacy.json");
+        if strict {
+            cassette.rules.strategy = mcpcassette::matching::Strategy::Strict;
+        }
+        let earlier: Vec<Value> = cassette.interactions[2..9]
+            .iter()
+            .filter_map(|i| i.request().cloned())
+            .collect();
+        let replay = Replay::start(cassette).await;
+        let http = replay.http();
+        let session = http.initialize().await;
+        let headers = session_headers(&session);
+        if strict {
+            for request in &earlier {
+                let reply = http.post(request, &headers).await;
+                assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+            }
+        }
+        let summarize = call(
+            json!(20),
+            "summarize",
+            json!({"text": "cassettes make MCP tests fast"}),
+        );
+        let body = Bytes::from(serde_json::to_vec(&summarize).unwrap());
+        let (_, _, mut stream) = http.open(http.request(Method::POST, &headers, body)).await;
+        let asked = read_events(&mut stream, 1).await[0].message();
+        assert_eq!(asked["method"], "sampling/createMessage");
+        let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+            "role": "assistant", "content": {"type": "text", "text": "something else"},
+            "model": "demo-model", "stopReason": "endTurn"}});
+        assert_eq!(
+            http.post(&answer, &headers).await.status,
+            StatusCode::ACCEPTED
+        );
+        let response = read_events(&mut stream, 1).await[0].message();
+        assert_eq!(response["id"], 20);
+        if strict {
+            assert_eq!(response["error"]["code"], -32004, "{response}");
+        } else {
+            assert_eq!(
+                tool_text(&response),
+                "summary: a short summary",
+                "as recorded"
+            );
+        }
+        let summary = replay.stop().await;
+        assert_eq!(summary.answer_mismatches.len(), 1, "{summary:?}");
+        let mismatch = &summary.answer_mismatches[0];
+        assert_eq!(mismatch.method, "sampling/createMessage");
+        assert!(
+            mismatch
+                .diff
+                .contains("+      \"text\": \"something else\""),
+            "{}",
+            mismatch.diff
+        );
+    }
+}
+
 #[tokio::test]
 async fn unmatched_requests_get_the_engine_error_and_batches_an_array() {
     let replay = Replay::start(demo("demo-legacy.json")).await;
