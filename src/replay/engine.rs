@@ -543,7 +543,14 @@ impl Engine {
     }
 
     fn miss(&self, request: &Value, refusal: Refusal, sink: &Sink) {
-        let miss = self.report_miss(request, refusal);
+        let rules = self.rules();
+        let context = report::Context {
+            path: &self.config.path,
+            mode: &self.config.mode,
+            rules: &rules,
+        };
+        let miss = Miss::new(&self.cassette, request, refusal, context);
+        eprint!("{miss}");
         let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
         sink.respond(&jsonrpc::error_response(
             id,
@@ -551,22 +558,7 @@ impl Engine {
             &miss.message(),
             Some(miss.data()),
         ));
-    }
-
-    /// Reports a request nothing answers on stderr and keeps it for the
-    /// summary; a transport that answers it its own way says what it said.
-    pub(crate) fn report_miss(&self, request: &Value, refusal: Refusal) -> Miss {
-        let request = self.masked(request);
-        let rules = self.rules();
-        let context = report::Context {
-            path: &self.config.path,
-            mode: &self.config.mode,
-            rules: &rules,
-        };
-        let miss = Miss::new(&self.cassette, &request, refusal, context);
-        eprint!("{miss}");
-        self.state().misses.push(miss.clone());
-        miss
+        self.state().misses.push(miss);
     }
 
     /// Takes a notification; returns the recorded interaction it matched.

@@ -17,8 +17,6 @@ use super::reply::{self, Response};
 use super::server::Server;
 use crate::cassette::{HttpSituation, SessionState};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::matching::Refusal;
-use crate::replay::EraMismatch;
 use crate::replay::engine::Handled;
 use crate::transport::http as http_transport;
 
@@ -151,13 +149,7 @@ fn refusal(
     }
     match situation.session {
         SessionState::Normal => {}
-        SessionState::Missing => {
-            if EraMismatch::detect(server.engine.cassette(), message).is_some() {
-                return Some(era_refusal(server, message));
-            }
-            return server.session(headers).err();
-        }
-        SessionState::Unknown => {
+        SessionState::Missing | SessionState::Unknown => {
             return server.session(headers).err();
         }
     }
@@ -165,15 +157,6 @@ fn refusal(
         return guard::check_version_header(headers).err();
     }
     None
-}
-
-/// What a legacy server says to a modern request without a session (400),
-/// with the reason spelt out, and on stderr too.
-fn era_refusal(server: &Server, message: &Value) -> Response {
-    let miss = server.engine.report_miss(message, Refusal::Missing);
-    let text = miss.message();
-    let id = jsonrpc::id(message).cloned().unwrap_or(Value::Null);
-    reply::error_with_id(StatusCode::BAD_REQUEST, id, reply::BAD_REQUEST_CODE, &text)
 }
 
 /// A lone `initialize` request.
