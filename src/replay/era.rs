@@ -34,7 +34,13 @@ impl EraMismatch {
             Era::Modern if method == "initialize" => {
                 (Era::Legacy, protocol::requested_version(request))
             }
-            Era::Modern if declared.is_none() && method != "server/discover" => (Era::Legacy, None),
+            Era::Modern
+                if declared.is_none()
+                    && method != "server/discover"
+                    && records_declared_versions(cassette) =>
+            {
+                (Era::Legacy, None)
+            }
             Era::Legacy if method == "server/discover" => (Era::Modern, declared),
             Era::Legacy if declared.is_some_and(|v| Era::of_version(v) == Era::Modern) => {
                 (Era::Modern, declared)
@@ -114,6 +120,17 @@ impl EraMismatch {
     }
 }
 
+/// Whether the cassette's requests declare their version in `_meta`, as
+/// 2026-07-28 clients do (a cassette of a lax client's requests does not,
+/// and then a request without one is no sign of another era).
+fn records_declared_versions(cassette: &Cassette) -> bool {
+    cassette
+        .interactions
+        .iter()
+        .filter_map(|i| i.request())
+        .any(|r| protocol::declared_version(r).is_some())
+}
+
 fn name(era: Era) -> &'static str {
     match era {
         Era::Legacy => "legacy",
@@ -178,6 +195,20 @@ mod tests {
         assert_eq!((found.cassette_era, found.client_era), ("legacy", "modern"));
         assert!(found.message().contains("mode=\"legacy\""));
         assert_eq!(EraMismatch::detect(&modern, &call), None);
+        // A request without `_meta` is a legacy client's only where the
+        // recorded requests carry it.
+        let bare = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+        assert_eq!(EraMismatch::detect(&modern, &bare), None);
+        let mut declared = modern.clone();
+        declared.interactions.push(crate::cassette::Interaction {
+            client: crate::cassette::ClientMessage::Request(call.clone()),
+            during: vec![],
+            response: None,
+            after: vec![],
+            http: None,
+        });
+        let found = EraMismatch::detect(&declared, &bare).unwrap();
+        assert_eq!(found.client_era, "legacy");
         let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover"});
         assert!(EraMismatch::detect(&legacy, &discover).is_some());
         assert_eq!(EraMismatch::detect(&modern, &discover), None);

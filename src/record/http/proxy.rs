@@ -354,8 +354,13 @@ impl Proxy {
     ) -> Response<ProxyBody> {
         let reason = error_chain(error);
         if self.tally.failed.fetch_add(1, Ordering::Relaxed) == 0 {
+            let recorded = if self.tap.is_recording() {
+                " and the cassette records the failure"
+            } else {
+                ""
+            };
             tracing::warn!(
-                "the upstream {} did not answer: the client gets 502 and the cassette records the failure; is the server running at that URL?",
+                "the upstream {} did not answer: the client gets 502{recorded}; is the server running at that URL?",
                 self.upstream.masked()
             );
         }
