@@ -561,6 +561,17 @@ fn a_client_of_the_other_era_is_told_so_over_stdio() {
             .starts_with("Re-record the cassette with this client, which speaks the legacy era"),
         "{miss:#}"
     );
+    let fixes = miss["fixes"].as_array().unwrap();
+    assert!(
+        fixes
+            .iter()
+            .any(|f| f.as_str().unwrap().contains("MCPCASSETTE_MODE=all"))
+            && !fixes.iter().any(|f| {
+                let f = f.as_str().unwrap();
+                f.contains("new-episodes") || f.contains("\"cases\"")
+            }),
+        "only fixes that can bridge the eras: {miss:#}"
+    );
 
     // The other way: a client pinned to 2026-07-28 against a legacy
     // cassette. Its discovery probe gets what a legacy server says; a
