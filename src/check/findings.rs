@@ -78,13 +78,15 @@ pub enum Code {
     UnreachableCase,
     /// A hand-written case for something the server does not offer.
     UnusedCase,
+    /// Requests were recorded but none was answered (the upstream was down).
+    NoSuccess,
     /// Something that looks like a secret.
     LikelySecret,
 }
 
 impl Code {
     /// Every code, in table order (the README's table follows it).
-    pub const ALL: [Code; 28] = [
+    pub const ALL: [Code; 29] = [
         Code::Truncated,
         Code::ConflictMarkers,
         Code::InvalidJson,
@@ -112,6 +114,7 @@ impl Code {
         Code::Contradictory,
         Code::UnreachableCase,
         Code::UnusedCase,
+        Code::NoSuccess,
         Code::LikelySecret,
     ];
 
@@ -145,6 +148,7 @@ impl Code {
             Code::Contradictory => "MC303",
             Code::UnreachableCase => "MC304",
             Code::UnusedCase => "MC305",
+            Code::NoSuccess => "MC306",
             Code::LikelySecret => "MC401",
         }
     }
@@ -179,6 +183,7 @@ impl Code {
             Code::Contradictory => "contradictory",
             Code::UnreachableCase => "unreachable-case",
             Code::UnusedCase => "unused-case",
+            Code::NoSuccess => "no-success",
             Code::LikelySecret => "likely-secret",
         }
     }
@@ -186,7 +191,9 @@ impl Code {
     /// How bad it is.
     pub fn severity(self) -> Severity {
         match self {
-            Code::UnknownMethod | Code::Duplicate | Code::UnusedCase => Severity::Warning,
+            Code::UnknownMethod | Code::Duplicate | Code::UnusedCase | Code::NoSuccess => {
+                Severity::Warning
+            }
             _ => Severity::Error,
         }
     }
@@ -250,6 +257,9 @@ impl Code {
             }
             Code::UnusedCase => {
                 "the recorded server does not offer this; check the tool or method name"
+            }
+            Code::NoSuccess => {
+                "the server never answered while recording (for `record --upstream`: was it running at that URL?); start it and record again"
             }
             Code::LikelySecret => {
                 "remove it, re-record with redaction (on by default), or add a rule: --redact SELECTOR or --redact REGEX"

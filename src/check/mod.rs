@@ -106,6 +106,7 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
             messages::tool_results(&cassette, &mut findings);
             structure::duplicates(&cassette, &mut findings);
             structure::contradictions(&cassette, &mut findings);
+            structure::no_success(&cassette, &mut findings);
             let version = cassette
                 .protocol
                 .version

@@ -41,6 +41,36 @@ fn without_id(response: Option<&Value>) -> String {
     matching::canonical_json(&response)
 }
 
+/// Requests were recorded but the server answered none of them: a
+/// recording against a server that was down (`record --upstream` keeps the
+/// 502s it answered with), which replays nothing useful.
+pub fn no_success(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    let mut requests = cassette
+        .interactions
+        .iter()
+        .filter(|i| i.request().is_some())
+        .peekable();
+    if requests.peek().is_none() || cassette.interactions.iter().any(|i| i.response.is_some()) {
+        return;
+    }
+    let statuses: std::collections::BTreeSet<u16> = cassette
+        .interactions
+        .iter()
+        .filter_map(|i| Some(i.http.as_ref()?.status))
+        .filter(|&status| status != 0)
+        .collect();
+    let count = requests.count();
+    let how = match statuses.iter().map(u16::to_string).collect::<Vec<_>>() {
+        list if list.is_empty() => String::new(),
+        list => format!(" (HTTP status {})", list.join(", ")),
+    };
+    findings.push(Finding::new(
+        Code::NoSuccess,
+        "/interactions",
+        format!("none of the {count} recorded request(s) was answered by the server{how}"),
+    ));
+}
+
 /// The header against what the recorded handshake says.
 pub fn contradictions(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let (recorded, server) = cassette::describe(&cassette.interactions);

@@ -10,7 +10,8 @@ use mcpcassette::cassette;
 use mcpcassette::cassette::Interaction;
 use mcpcassette::replay::http::HttpReplayConfig;
 use mcpcassette::replay::{
-    Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, serve_with,
+    Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, file_session_traffic,
+    serve_with,
 };
 use mcpcassette::transport::stdio::process_stdio;
 
@@ -22,7 +23,7 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
     let recorded = replay::open(path)?;
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
     let (command, dir) = recorded_place(&recorded, path, command);
-    let upstream = NewEpisodes::new_in(command, recorded.protocol.era, dir);
+    let upstream = NewEpisodes::for_cassette(command, &recorded, dir);
     let config = ReplayConfig {
         path: path.to_owned(),
         rules: Some(rules),
@@ -44,7 +45,7 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
         let episodes = upstream.finish().await.context("stopping the server")?;
         anyhow::Ok((summary, episodes))
     })?;
-    append(&engine, path, &episodes)?;
+    append(&engine, path, upstream.session_traffic(), &episodes)?;
     conclude(&engine, &summary, matching, upstream.failures())
 }
 
@@ -76,17 +77,29 @@ pub fn run_http(
         ..HttpReplayConfig::new(listen)
     };
     let summary = replay::serve_http_engine(&engine, http_config)?;
-    append(&engine, path, &upstream.finish())?;
+    append(&engine, path, Vec::new(), &upstream.finish())?;
     conclude(&engine, &summary, matching, upstream.failures())
 }
 
 /// Appends what the server answered to the cassette, masked as the
-/// cassette's own recording was.
-fn append(engine: &Engine, path: &Path, episodes: &[Interaction]) -> anyhow::Result<()> {
-    if episodes.is_empty() {
+/// cassette's own recording was: the session traffic it lacked after the
+/// handshake (as `record` files it), the new interactions at the end.
+fn append(
+    engine: &Engine,
+    path: &Path,
+    mut session: Vec<cassette::Event>,
+    episodes: &[Interaction],
+) -> anyhow::Result<()> {
+    if episodes.is_empty() && session.is_empty() {
         return Ok(());
     }
     let mut updated = engine.cassette().clone();
+    for event in &mut session {
+        for message in event_messages(event) {
+            engine.redactor().redact_message(message);
+        }
+    }
+    file_session_traffic(&mut updated, session);
     for mut interaction in episodes.iter().cloned() {
         for message in interaction.messages_mut() {
             engine.redactor().redact_message(message);
@@ -146,5 +159,18 @@ fn recorded_place(
         (cassette::command_in(command, &dir), Some(dir))
     } else {
         (command.to_vec(), None)
+    }
+}
+
+/// The messages of one server event: the server's, and the client's answer.
+fn event_messages(event: &mut cassette::Event) -> Vec<&mut serde_json::Value> {
+    match event {
+        cassette::Event::Notification { notification } => vec![notification],
+        cassette::Event::ServerRequest {
+            server_request,
+            client_response,
+        } => std::iter::once(server_request)
+            .chain(client_response.as_mut())
+            .collect(),
     }
 }

@@ -28,6 +28,9 @@ pub mod exit {
     pub const UNMATCHED: u8 = 1;
     /// Bad usage, an unreadable or invalid cassette, or an I/O error.
     pub const ERROR: u8 = 2;
+    /// `record --upstream`: the upstream never answered; the cassette holds
+    /// nothing but failures.
+    pub const UPSTREAM_DOWN: u8 = 3;
 }
 
 /// Runs the command line and returns the process's exit code.

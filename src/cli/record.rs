@@ -70,6 +70,13 @@ pub fn record_http(
             path.display()
         );
     }
+    if outcome.upstream_down() {
+        tracing::error!(
+            "the upstream never answered ({} request(s) failed): nothing was recorded but failures; start the server and record again",
+            outcome.upstream_failed
+        );
+        return Ok(ExitCode::from(super::exit::UPSTREAM_DOWN));
+    }
     Ok(ExitCode::from(super::exit::OK))
 }
 

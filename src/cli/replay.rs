@@ -238,6 +238,7 @@ pub fn finish(
             "misses": summary.misses,
             "unused": unused,
             "unused_cases": summary.unused_cases,
+            "answer_mismatches": summary.answer_mismatches,
         });
         let text = serde_json::to_string_pretty(&report)? + "\n";
         cassette::write_atomically(path, text.as_bytes())?;
@@ -247,6 +248,15 @@ pub fn finish(
             "{} request(s) had no recorded answer in {}",
             summary.misses.len(),
             engine.config().path.display()
+        );
+        return Ok(ExitCode::from(exit::UNMATCHED));
+    }
+    if rules.strategy == mcpcassette::matching::Strategy::Strict
+        && !summary.answer_mismatches.is_empty()
+    {
+        tracing::error!(
+            "strategy strict: the client answered {} replayed sampling or elicitation request(s) differently from the recording",
+            summary.answer_mismatches.len()
         );
         return Ok(ExitCode::from(exit::UNMATCHED));
     }

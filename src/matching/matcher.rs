@@ -132,9 +132,15 @@ impl Matcher {
     ) -> Result<Answer, Refusal> {
         let base = self.rules.key(MessageKind::Request, request);
         let key = situation_key(base, self.modern, request, situation);
-        let refusal = match self.rules.strategy {
-            Strategy::Keyed => self.by_content(key),
-            Strategy::Sequential | Strategy::Strict => self.in_order(cassette, request, key),
+        let method = crate::jsonrpc::method(request).unwrap_or_default();
+        // Handshakes and `ping` are answered outside the order: by content,
+        // whatever the strategy, so their recordings count as used.
+        let in_order =
+            self.rules.strategy != Strategy::Keyed && !OUT_OF_ORDER_METHODS.contains(&method);
+        let refusal = if in_order {
+            self.in_order(cassette, request, key)
+        } else {
+            self.by_content(key)
         };
         let refusal = match refusal {
             Ok(position) => return Ok(self.use_recorded(position, Answer::Recorded)),
@@ -142,11 +148,10 @@ impl Matcher {
         };
         if let (Refusal::Exhausted { .. }, OnExhausted::RepeatLast) =
             (refusal, self.rules.on_exhausted)
-            && let Some(last) = self.last_taken(cassette, request, key)
+            && let Some(last) = self.last_taken(cassette, request, key, in_order)
         {
             return Ok(self.use_recorded(last, Answer::Repeated));
         }
-        let method = crate::jsonrpc::method(request).unwrap_or_default();
         match self.rules.case_for(method, crate::jsonrpc::params(request)) {
             Some((case, _)) => {
                 self.case_uses[case] += 1;
@@ -220,12 +225,17 @@ impl Matcher {
             .filter(move |&p| self.fits(cassette, p, request, key))
     }
 
-    fn last_taken(&self, cassette: &Cassette, request: &Value, key: Key) -> Option<usize> {
-        match self.rules.strategy {
-            Strategy::Keyed => self.by_key.get(&key)?.last().copied(),
-            Strategy::Sequential | Strategy::Strict => {
-                self.same_request(cassette, request, key).last()
-            }
+    fn last_taken(
+        &self,
+        cassette: &Cassette,
+        request: &Value,
+        key: Key,
+        in_order: bool,
+    ) -> Option<usize> {
+        if in_order {
+            self.same_request(cassette, request, key).last()
+        } else {
+            self.by_key.get(&key)?.last().copied()
         }
     }
 

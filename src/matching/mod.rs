@@ -9,11 +9,13 @@ mod matcher;
 mod rules;
 mod selector;
 mod subset;
+mod target;
 
 pub use matcher::{Answer, Matcher, OUT_OF_ORDER_METHODS, Refusal};
 pub use rules::{Case, OnExhausted, Rules, Strategy};
 pub use selector::{Selector, SelectorError};
 pub use subset::{Mismatch, first_mismatch, is_subset};
+pub use target::{Target, same_target};
 
 use std::fmt;
 
@@ -128,7 +130,9 @@ fn write_object(out: &mut String, map: &serde_json::Map<String, Value>, drop_met
 }
 
 /// The recorded request most like a live one, for the unmatched-request
-/// message. Only runs on a miss, so a scan is fine here.
+/// message: the same method first, then the same target (tool, prompt,
+/// resource), then the most similar params. Only runs on a miss, so a scan
+/// is fine here.
 pub fn closest(cassette: &Cassette, method: &str, params: Option<&Value>) -> Option<usize> {
     let live = canonical(method, params);
     cassette
@@ -138,9 +142,11 @@ pub fn closest(cassette: &Cassette, method: &str, params: Option<&Value>) -> Opt
         .filter_map(|(i, interaction)| {
             let request = interaction.request()?;
             let recorded = canonical(interaction.method(), crate::jsonrpc::params(request));
-            let same_method = u8::from(interaction.method() == method);
+            let same_method = interaction.method() == method;
+            let same_target =
+                same_method && same_target(method, params, crate::jsonrpc::params(request));
             let ratio = similar::TextDiff::from_chars(&live, &recorded).ratio();
-            Some(((same_method, ratio), i))
+            Some(((u8::from(same_method), u8::from(same_target), ratio), i))
         })
         .max_by(|(a, _), (b, _)| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
         .map(|(_, i)| i)

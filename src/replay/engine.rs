@@ -19,12 +19,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
+use super::answers::{ANSWER_MISMATCH, AnswerMismatch};
 use super::pace::Pace;
 use super::report::{self, Miss};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::matching::{Answer, Matcher, Refusal, Rules};
+use crate::matching::{Answer, Matcher, Refusal, Rules, Strategy};
 use crate::protocol::{self, Era};
 use crate::redact::Redactor;
 
@@ -159,6 +160,18 @@ struct State {
     /// Requests being played, by live id, so they can be cancelled.
     running: HashMap<String, AbortHandle>,
     next_server_id: u64,
+    /// Client answers to replayed sampling or elicitation requests that
+    /// differ from the recorded ones.
+    answer_mismatches: Vec<AnswerMismatch>,
+}
+
+/// Why playing an interaction stopped before its end.
+enum Stop {
+    /// The client can no longer answer a server request.
+    ClientGone,
+    /// `strict`: the client answered a server request otherwise than
+    /// recorded.
+    Refused(Box<AnswerMismatch>),
 }
 
 impl State {
@@ -169,6 +182,7 @@ impl State {
             pending: HashMap::new(),
             running: HashMap::new(),
             next_server_id: 0,
+            answer_mismatches: Vec::new(),
         }
     }
 }
@@ -191,6 +205,9 @@ pub struct Summary {
     pub unused: Vec<usize>,
     /// Hand-written cases that answered nothing.
     pub unused_cases: Vec<usize>,
+    /// Client answers to replayed sampling or elicitation requests that
+    /// differ from the recording.
+    pub answer_mismatches: Vec<AnswerMismatch>,
 }
 
 impl Summary {
@@ -203,6 +220,7 @@ impl Summary {
         };
         for summary in summaries {
             merged.misses.extend(summary.misses);
+            merged.answer_mismatches.extend(summary.answer_mismatches);
             merged.unused.retain(|p| summary.unused.contains(p));
             merged
                 .unused_cases
@@ -447,6 +465,15 @@ impl Engine {
                     ));
                 }
                 if method == "server/discover" && self.cassette.protocol.era != Era::Modern {
+                    if let Some(mismatch) =
+                        super::era::EraMismatch::detect(&self.cassette, &request)
+                    {
+                        tracing::info!(
+                            "a client probed server/discover; this {} cassette answers -32601 as a legacy server does. A client that cannot fall back to initialize: {}",
+                            mismatch.cassette_era,
+                            mismatch.advice()
+                        );
+                    }
                     // What a legacy server says to a modern probe.
                     let text = format!("Method not found: {method}");
                     sink.respond(&jsonrpc::error_response(
@@ -538,8 +565,8 @@ impl Engine {
         let engine = Arc::clone(self);
         let sink = sink.clone();
         tasks.spawn(async move {
-            engine
-                .play_events(&engine.cassette.opening, &Tokens::NONE, &sink)
+            let _ = engine
+                .play_events(None, &engine.cassette.opening, &Tokens::NONE, &sink)
                 .await;
         });
     }
@@ -677,11 +704,22 @@ impl Engine {
         let mut unread = false;
         for (index, event) in interaction.during.iter().enumerate() {
             timing.wait(index).await;
-            match self.play_event(event, &tokens, sink).await {
-                Played::Notified => unread = true,
-                Played::Dropped => {}
-                Played::Answered => unread = false,
-                Played::Unanswerable => return,
+            match self.play_event(Some(position), event, &tokens, sink).await {
+                Ok(Played::Notified) => unread = true,
+                Ok(Played::Dropped) => {}
+                Ok(Played::Answered) => unread = false,
+                Err(Stop::ClientGone) => return,
+                Err(Stop::Refused(mismatch)) => {
+                    let id = jsonrpc::id(live).cloned().unwrap_or(Value::Null);
+                    let data = serde_json::to_value(&mismatch).ok();
+                    sink.respond(&jsonrpc::error_response(
+                        id,
+                        ANSWER_MISMATCH,
+                        &mismatch.message(),
+                        data,
+                    ));
+                    return;
+                }
             }
         }
         if let Some(response) = &interaction.response {
@@ -691,31 +729,46 @@ impl Engine {
             }
             sink.respond(&WithId(response, jsonrpc::id(live)));
         }
-        self.play_events(&interaction.after, &tokens, sink).await;
+        let _ = self
+            .play_events(Some(position), &interaction.after, &tokens, sink)
+            .await;
     }
 
-    /// Sends events in order; returns false when the client can no longer
-    /// answer a server request.
-    async fn play_events(&self, events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> bool {
+    /// Sends events in order, until one stops the play.
+    async fn play_events(
+        &self,
+        position: Option<usize>,
+        events: &[Event],
+        tokens: &Tokens<'_>,
+        sink: &Sink,
+    ) -> Result<(), Stop> {
         for event in events {
-            if self.play_event(event, tokens, sink).await == Played::Unanswerable {
-                return false;
-            }
+            self.play_event(position, event, tokens, sink).await?;
         }
-        true
+        Ok(())
     }
 
-    /// Sends one event, waiting for the client's answer to a request.
-    async fn play_event(&self, event: &Event, tokens: &Tokens<'_>, sink: &Sink) -> Played {
+    /// Sends one event; a server request waits for the client's answer,
+    /// which is compared with the recorded one.
+    async fn play_event(
+        &self,
+        position: Option<usize>,
+        event: &Event,
+        tokens: &Tokens<'_>,
+        sink: &Sink,
+    ) -> Result<Played, Stop> {
         match event {
             Event::Notification { notification } => match tokens.rewrite(notification) {
                 Some(notification) => {
                     sink.event(&notification);
-                    Played::Notified
+                    Ok(Played::Notified)
                 }
-                None => Played::Dropped,
+                None => Ok(Played::Dropped),
             },
-            Event::ServerRequest { server_request, .. } => {
+            Event::ServerRequest {
+                server_request,
+                client_response,
+            } => {
                 let (tx, rx) = oneshot::channel();
                 let id = {
                     let mut state = self.state();
@@ -725,10 +778,26 @@ impl Engine {
                     id
                 };
                 sink.event(&WithId(server_request, Some(&id.into())));
-                match rx.await {
-                    Ok(_) => Played::Answered,
-                    Err(_) => Played::Unanswerable,
+                let answer = rx.await.map_err(|_| Stop::ClientGone)?;
+                let live = self.masked(&answer);
+                let Some(mismatch) = AnswerMismatch::compare(
+                    position,
+                    server_request,
+                    client_response.as_ref(),
+                    &live,
+                ) else {
+                    return Ok(Played::Answered);
+                };
+                eprint!("{mismatch}");
+                let strict = {
+                    let mut state = self.state();
+                    state.answer_mismatches.push(mismatch.clone());
+                    state.matcher.rules().strategy == Strategy::Strict
+                };
+                if strict {
+                    return Err(Stop::Refused(Box::new(mismatch)));
                 }
+                Ok(Played::Answered)
             }
         }
     }
@@ -749,6 +818,7 @@ impl Engine {
             misses: state.misses.clone(),
             unused: state.matcher.unused(&self.cassette),
             unused_cases: state.matcher.unused_cases(),
+            answer_mismatches: state.answer_mismatches.clone(),
         }
     }
 
@@ -767,8 +837,6 @@ enum Played {
     Dropped,
     /// A server request went out and the client answered it.
     Answered,
-    /// A server request went out and the client can no longer answer.
-    Unanswerable,
 }
 
 /// Plays an interaction that needs nothing from the client.

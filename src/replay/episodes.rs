@@ -17,6 +17,16 @@
 //! gives server requests fresh ids, expects them). Our own handshake is not
 //! recorded: the cassette already has one.
 //!
+//! Session traffic. What the server sends on its own right after our
+//! handshake (`roots/list` after `notifications/initialized`, say) belongs
+//! to the session, not to the request being forwarded: the first request
+//! waits until the server has sent what the cassette recorded after its own
+//! handshake ([`SessionScript`], up to [`SETTLE_TIMEOUT`]); those messages
+//! are answered with the client's recorded answers and never reach the
+//! client a second time. Session traffic the cassette lacks is relayed to
+//! the client and kept apart ([`NewEpisodes::session_traffic`]), to be
+//! filed after the cassette's handshake, never under a request.
+//!
 //! Failures. When the server cannot be started, fails the handshake, or
 //! exits (or closes its stdout) with requests in flight, those requests and
 //! every later one are answered with the JSON-RPC error [`UPSTREAM_FAILED`]
@@ -37,8 +47,9 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 use super::engine::Sink;
+use super::session_traffic::SessionScript;
 use super::upstream::{Forwarding, Upstream};
-use crate::cassette::{Builder, Direction, Interaction, Transport};
+use crate::cassette::{Builder, Cassette, Direction, Event, Interaction, Transport};
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::{self, Era};
 use crate::record::RecordError;
@@ -62,6 +73,9 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 const EXIT_STATUS_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long to wait for the server's last output after it exited.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the first forwarded request waits for the session traffic the
+/// cassette recorded after its handshake.
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The outcome of starting the server: the reason it failed, if it did.
 type Started = Result<(), String>;
@@ -88,6 +102,8 @@ struct Inner {
     failed: AtomicUsize,
     state: Mutex<State>,
     child: tokio::sync::Mutex<Option<Child>>,
+    /// Woken when the live server's session traffic took a script item.
+    settled: tokio::sync::Notify,
 }
 
 struct State {
@@ -113,6 +129,16 @@ struct State {
     events: Option<mpsc::UnboundedSender<Vec<u8>>>,
     /// Why requests can no longer be forwarded.
     failure: Option<String>,
+    /// From the start of the server until the first request is forwarded:
+    /// what the server sends then belongs to the session.
+    handshaking: bool,
+    /// Session traffic the cassette recorded, still expected.
+    script: SessionScript,
+    /// Session traffic the cassette lacks, relayed to the client (its
+    /// answers paired here too).
+    session: Builder,
+    /// Server ids of session requests relayed to the client.
+    session_requests: std::collections::HashSet<String>,
 }
 
 /// A forwarded request.
@@ -169,10 +195,51 @@ impl NewEpisodes {
                     handshake: None,
                     events: None,
                     failure: None,
+                    handshaking: true,
+                    script: SessionScript::default(),
+                    session: Builder::new(
+                        String::new(),
+                        Transport::Stdio {
+                            command: vec![],
+                            cwd: None,
+                        },
+                    ),
+                    session_requests: Default::default(),
                 }),
                 child: tokio::sync::Mutex::new(None),
+                settled: tokio::sync::Notify::new(),
             }),
         })
+    }
+
+    /// An upstream for new episodes of `cassette`, in its era, expecting the
+    /// session traffic it recorded after its handshake.
+    pub fn for_cassette(
+        command: Vec<String>,
+        cassette: &Cassette,
+        dir: Option<std::path::PathBuf>,
+    ) -> Arc<Self> {
+        let upstream = Self::new_in(command, cassette.protocol.era, dir);
+        upstream.inner.state().script = SessionScript::of(cassette);
+        upstream
+    }
+
+    /// Session traffic the server sent that the cassette lacks (call after
+    /// [`NewEpisodes::finish`]): it belongs after the cassette's handshake
+    /// ([`crate::replay::file_session_traffic`]), not under any request.
+    pub fn session_traffic(&self) -> Vec<Event> {
+        let mut state = self.inner.state();
+        let session = std::mem::replace(
+            &mut state.session,
+            Builder::new(
+                String::new(),
+                Transport::Stdio {
+                    command: vec![],
+                    cwd: None,
+                },
+            ),
+        );
+        session.finish().opening
     }
 
     /// Whether the server was started.
@@ -298,8 +365,14 @@ impl Upstream for NewEpisodes {
             return false;
         };
         state.relayed_by_server.remove(&jsonrpc::id_key(&server_id));
-        let answer = with_id(response.clone(), server_id);
-        state.observe(Direction::ClientToServer, answer.clone());
+        let answer = with_id(response.clone(), server_id.clone());
+        if state.session_requests.remove(&jsonrpc::id_key(&server_id)) {
+            state
+                .session
+                .observe(Direction::ClientToServer, answer.clone());
+        } else {
+            state.observe(Direction::ClientToServer, answer.clone());
+        }
         state.send(&answer);
         true
     }
@@ -421,7 +494,34 @@ impl Inner {
         if self.needs_handshake(first) {
             self.initialise().await?;
         }
+        self.settle().await;
+        self.state().handshaking = false;
         Ok(())
+    }
+
+    /// Waits until the server has sent the session traffic the cassette
+    /// recorded, so that none of it lands in the first forwarded request.
+    async fn settle(&self) {
+        let deadline = tokio::time::Instant::now() + SETTLE_TIMEOUT;
+        loop {
+            let notified = self.settled.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let state = self.state();
+                if state.script.is_done() || state.failure.is_some() {
+                    return;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                let pending = self.state().script.pending().join(", ");
+                tracing::info!(
+                    "the server for new episodes did not send what the cassette recorded after its handshake ({pending}) within {} s; going on",
+                    SETTLE_TIMEOUT.as_secs()
+                );
+                return;
+            }
+        }
     }
 
     fn needs_handshake(&self, first: &Value) -> bool {
@@ -485,7 +585,13 @@ impl Inner {
         };
         let mut state = self.state();
         for message in messages {
-            match jsonrpc::classify(&message) {
+            let kind = jsonrpc::classify(&message);
+            if state.handshaking && matches!(kind, Ok(Kind::Notification | Kind::Request)) {
+                state.session_message(message);
+                self.settled.notify_waiters();
+                continue;
+            }
+            match kind {
                 Ok(Kind::Response) => state.server_response(message),
                 Ok(Kind::Notification) => state.server_notification(message),
                 Ok(Kind::Request) => state.server_request(message),
@@ -574,6 +680,57 @@ impl State {
         match flight {
             Some(flight) => Some(flight.sink.events.clone()),
             None => self.events.clone(),
+        }
+    }
+
+    /// A server message during the handshake: session traffic. What the
+    /// cassette recorded is answered as recorded and goes no further; the
+    /// rest is relayed to the client and kept apart.
+    fn session_message(&mut self, message: Value) {
+        let server_id = jsonrpc::id(&message).cloned();
+        match (self.script.take(&message), server_id) {
+            (
+                Some(Event::ServerRequest {
+                    client_response: Some(answer),
+                    ..
+                }),
+                Some(id),
+            ) => {
+                self.send(&with_id(answer, id));
+            }
+            (Some(Event::ServerRequest { .. }), Some(id)) => {
+                self.refuse(
+                    id,
+                    "the cassette recorded no answer to this session request",
+                );
+            }
+            (Some(_), _) => {}
+            (None, server_id) => {
+                if let Some(id) = &server_id {
+                    self.session_requests.insert(jsonrpc::id_key(id));
+                }
+                self.session
+                    .observe(Direction::ServerToClient, message.clone());
+                let Some(events) = self.events.clone() else {
+                    if let Some(id) = server_id {
+                        self.refuse(id, "no client to relay the request to");
+                    }
+                    return;
+                };
+                let relayed = match server_id {
+                    Some(server_id) => {
+                        let ours =
+                            Value::String(format!("mcpcassette-upstream-s-{}", self.take_id()));
+                        self.relayed
+                            .insert(jsonrpc::id_key(&ours), server_id.clone());
+                        self.relayed_by_server
+                            .insert(jsonrpc::id_key(&server_id), ours.clone());
+                        with_id(message, ours)
+                    }
+                    None => message,
+                };
+                let _ = events.send(encode(&relayed));
+            }
         }
     }
 

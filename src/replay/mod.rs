@@ -1,18 +1,24 @@
 //! Replay: a deterministic MCP server that answers from a cassette.
 
+mod answers;
 mod engine;
 mod episodes;
+mod era;
 pub mod http;
 mod http_episodes;
 mod pace;
 mod report;
+mod session_traffic;
 mod stdio;
 mod upstream;
 
+pub use answers::{ANSWER_MISMATCH, AnswerMismatch};
 pub use engine::{BARRIER, Delivery, Engine, Handled, ReplayConfig, Sink, Summary};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
+pub use era::EraMismatch;
 pub use http_episodes::HttpEpisodes;
 pub use pace::Pace;
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
+pub use session_traffic::{SessionScript, file_into as file_session_traffic};
 pub use stdio::{Drain, StdioConfig, serve, serve_with};
 pub use upstream::{Forwarding, Upstream};

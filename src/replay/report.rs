@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::era::EraMismatch;
 use crate::cassette::Cassette;
 use crate::matching::{self, Refusal, Rules, Strategy};
 
@@ -52,6 +53,9 @@ pub struct Miss {
     /// A recorded tool, prompt or resource name close to the one asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub did_you_mean: Option<String>,
+    /// The client speaks the other protocol era than the cassette.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub era_mismatch: Option<EraMismatch>,
     /// Numbered fixes: commands or rule snippets.
     pub fixes: Vec<String>,
     /// The cassette, mode and rules it was looked up under.
@@ -113,12 +117,20 @@ impl Miss {
             answered,
             closest,
             did_you_mean,
+            era_mismatch: EraMismatch::detect(cassette, request),
             fixes: Vec::new(),
             cassette: context.path.display().to_string(),
             mode: context.mode.to_owned(),
             rules: context.rules.describe(),
         };
         miss.fixes = fixes(cassette, &miss, refusal, context);
+        if let Some(mismatch) = &miss.era_mismatch {
+            // Recording the missing requests, or a hand-written case, cannot
+            // bridge two eras: re-recording can.
+            miss.fixes
+                .retain(|fix| fix.contains("Re-record") || fix.contains("masked secrets"));
+            miss.fixes.splice(0..0, mismatch.fixes());
+        }
         miss
     }
 
@@ -133,6 +145,9 @@ impl Miss {
 
     /// The one-line message the client sees.
     pub fn message(&self) -> String {
+        if let Some(mismatch) = &self.era_mismatch {
+            return mismatch.message();
+        }
         let live = shorten(&matching::canonical(&self.method, self.params.as_ref()));
         let closest = self.closest.first().map(|c| {
             format!(
@@ -172,6 +187,7 @@ impl Miss {
             "answered": self.answered,
             "closest": self.closest.first().map(|c| json!({"interaction": c.interaction, "method": c.method, "params": c.params})),
             "cassette": self.cassette,
+            "era_mismatch": self.era_mismatch,
         })
     }
 }
@@ -179,6 +195,9 @@ impl Miss {
 impl fmt::Display for Miss {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let headline = match self.reason {
+            _ if self.era_mismatch.is_some() => {
+                "the client speaks another protocol era than the cassette"
+            }
             "exhausted" => "a recorded request has no answers left",
             "out-of-order" => "the recording expects another request next",
             _ => "no recorded interaction matches this request",
@@ -195,12 +214,20 @@ impl fmt::Display for Miss {
         if let Some(n) = self.answered {
             writeln!(f, "  already answered {n} time(s)")?;
         }
-        if self.closest.is_empty() {
+        if let Some(mismatch) = &self.era_mismatch {
+            // The closest requests of another era are noise.
+            writeln!(f, "\n{}\n{}", mismatch.lines(), mismatch.advice())?;
+        } else if self.closest.is_empty() {
             writeln!(f, "\nThe cassette records no requests.")?;
         } else {
             writeln!(f, "\nClosest recorded requests:")?;
         }
-        for (n, candidate) in self.closest.iter().enumerate() {
+        let shown = if self.era_mismatch.is_some() {
+            &[][..]
+        } else {
+            &self.closest[..]
+        };
+        for (n, candidate) in shown.iter().enumerate() {
             writeln!(
                 f,
                 "  {}. interaction #{} {} ({:.0}% similar): {}",
@@ -239,7 +266,9 @@ fn closest(
     rules: &Rules,
 ) -> Vec<Candidate> {
     let live_text = matching::canonical_json(live);
-    let mut scored: Vec<(u8, f32, usize, Value)> = cassette
+    // Ranked by what differs: the method, then the target (tool, prompt,
+    // resource), then how similar the params are.
+    let mut scored: Vec<((u8, u8, f32), usize, Value)> = cassette
         .interactions
         .iter()
         .enumerate()
@@ -248,31 +277,29 @@ fn closest(
             let recorded = rules.normalize(interaction.method(), crate::jsonrpc::params(request));
             let recorded = crate::redact::mask_value(&recorded);
             let ratio = similarity(&live_text, &matching::canonical_json(&recorded));
+            let same_method = interaction.method() == method;
+            let same_target =
+                same_method && matching::same_target(method, Some(&recorded), Some(live));
             Some((
-                u8::from(interaction.method() == method),
-                ratio,
+                (u8::from(same_method), u8::from(same_target), ratio),
                 position,
                 recorded,
             ))
         })
         .collect();
-    scored.sort_by(|a, b| {
-        (b.0, b.1)
-            .partial_cmp(&(a.0, a.1))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
     scored
         .into_iter()
         .take(CANDIDATES)
-        .map(|(same_method, similarity, position, recorded)| {
+        .map(|((same_method, _, similarity), position, recorded)| {
             let recorded_method = cassette.interactions[position].method().to_owned();
-            let differs_at = (same_method == 1)
-                .then(|| first_difference(&recorded, live, String::new()))
-                .flatten();
+            let difference =
+                (same_method == 1).then(|| Difference::between(method, &recorded, live));
+            let differs_at = difference.as_ref().and_then(Difference::pointer);
             let rejected_by = rejection(
                 &recorded_method,
                 method,
-                differs_at.as_deref(),
+                difference.as_ref(),
                 position,
                 refusal,
                 rules,
@@ -290,11 +317,51 @@ fn closest(
         .collect()
 }
 
+/// Where a recorded request of the live request's method differs from it:
+/// the target it names (tool, prompt, resource) before anything else.
+enum Difference {
+    /// Another tool, prompt or resource.
+    Target {
+        target: matching::Target,
+        recorded: Value,
+    },
+    /// The same target; params differ at this pointer.
+    Params(String),
+    /// Nothing that matching compares.
+    None,
+}
+
+impl Difference {
+    fn between(method: &str, recorded: &Value, live: &Value) -> Difference {
+        if let Some(target) = matching::Target::of(method)
+            && !matching::same_target(method, Some(recorded), Some(live))
+        {
+            let recorded = target
+                .named_in(Some(recorded))
+                .cloned()
+                .unwrap_or(Value::Null);
+            return Difference::Target { target, recorded };
+        }
+        match first_difference(recorded, live, String::new()) {
+            Some(pointer) => Difference::Params(pointer),
+            None => Difference::None,
+        }
+    }
+
+    fn pointer(&self) -> Option<String> {
+        match self {
+            Difference::Target { target, .. } => Some(target.pointer()),
+            Difference::Params(pointer) => Some(pointer.clone()),
+            Difference::None => None,
+        }
+    }
+}
+
 /// Which rule turned a recorded request down.
 fn rejection(
     recorded: &str,
     live: &str,
-    differs_at: Option<&str>,
+    difference: Option<&Difference>,
     position: usize,
     refusal: Refusal,
     rules: &Rules,
@@ -313,13 +380,21 @@ fn rejection(
             "strategy `{}` answers in recorded order and interaction #{expected} is due first",
             strategy_name(rules.strategy)
         ),
-        Refusal::Exhausted { answered } if recorded == live && differs_at.is_none() => {
+        Refusal::Exhausted { answered }
+            if recorded == live && matches!(difference, None | Some(Difference::None)) =>
+        {
             format!("same request, already answered {answered} time(s) (on_exhausted: error)")
         }
         _ if recorded != live => format!("method differs (recorded `{recorded}`)"),
-        _ => match differs_at {
-            Some(pointer) => format!("params differ at {pointer}"),
-            None => "same request, already answered".to_owned(),
+        _ => match difference {
+            Some(Difference::Target { target, recorded }) => format!(
+                "{} {} differs (recorded {})",
+                target.kind,
+                target.field,
+                matching::canonical_json(recorded)
+            ),
+            Some(Difference::Params(pointer)) => format!("params differ at {pointer}"),
+            _ => "same request, already answered".to_owned(),
         },
     }
 }

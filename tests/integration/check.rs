@@ -151,6 +151,16 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
                 {"method": "tools/call", "when": {"name": "no_such_tool"}, "result": {"content": []}}
             ]})
         }),
+        (Code::NoSuccess, "demo-legacy.json", |d| {
+            // What `record --upstream` writes when the upstream is down:
+            // requests the proxy answered with 502, no responses.
+            for interaction in d["interactions"].as_array_mut().unwrap() {
+                interaction.as_object_mut().unwrap().remove("response");
+                interaction.as_object_mut().unwrap().remove("during");
+                interaction.as_object_mut().unwrap().remove("after");
+                interaction["http"] = json!({"status": 502, "content_type": "text/plain"});
+            }
+        }),
         (Code::LikelySecret, "demo-legacy.json", |d| {
             call(d, "echo")["response"]["result"]["content"][0]["text"] =
                 json!("token: ghp_0123456789abcdefghijABCDEFGHIJ012345")

@@ -1298,3 +1298,74 @@ async fn a_cassette_recorded_over_http_replays_over_stdio() {
     .unwrap();
     assert!(!proxied.is_empty());
 }
+
+/// One HTTP/1.1 POST over a plain socket; returns the status code.
+fn blocking_post(url: &str, body: &Value) -> u16 {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let body = serde_json::to_vec(body).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(&body).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// `record --upstream` against an upstream that is down: a warning at the
+/// first failure, exit 3 when nothing but failures was recorded, and
+/// `check` warns about the cassette (MC306).
+#[test]
+fn recording_a_down_upstream_warns_exits_3_and_check_warns() {
+    let unused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let upstream = format!("http://{}/mcp", unused.local_addr().unwrap());
+    drop(unused);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("down.json");
+    let mut command = crate::support::mcpcassette();
+    command
+        .arg("record")
+        .arg("--cassette")
+        .arg(&path)
+        .args(["--upstream", &upstream]);
+    let recorder = crate::support::http::Served::start_capturing_stderr(command);
+    for id in [1, 2] {
+        let status = blocking_post(&recorder.url, &request(id, "ping", json!({})));
+        assert_eq!(status, 502);
+    }
+    let (status, stderr) = recorder.stop_with_stderr();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("did not answer: the client gets 502")
+            .count(),
+        1,
+        "warned once, at the first failure: {stderr}"
+    );
+    assert!(
+        stderr.contains("nothing was recorded but failures"),
+        "{stderr}"
+    );
+
+    let check = crate::support::mcpcassette()
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "a warning: {out}");
+    assert!(
+        out.contains("warning[MC306]")
+            && out.contains(
+                "none of the 2 recorded request(s) was answered by the server (HTTP status 502)"
+            ),
+        "{out}"
+    );
+}

@@ -487,6 +487,70 @@ async fn server_requests_travel_on_the_request_stream_and_answers_come_by_post()
     replay.stop().await;
 }
 
+/// Over HTTP too: a sampling answer that differs from the recording is
+/// reported, and under `strict` the call fails with -32004.
+#[tokio::test]
+async fn a_sampling_answer_unlike_the_recording_is_reported_and_fails_strict() {
+    for strict in [false, true] {
+        let mut cassette = demo("demo-legacy.json");
+        if strict {
+            cassette.rules.strategy = mcpcassette::matching::Strategy::Strict;
+        }
+        let earlier: Vec<Value> = cassette.interactions[2..9]
+            .iter()
+            .filter_map(|i| i.request().cloned())
+            .collect();
+        let replay = Replay::start(cassette).await;
+        let http = replay.http();
+        let session = http.initialize().await;
+        let headers = session_headers(&session);
+        if strict {
+            for request in &earlier {
+                let reply = http.post(request, &headers).await;
+                assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+            }
+        }
+        let summarize = call(
+            json!(20),
+            "summarize",
+            json!({"text": "cassettes make MCP tests fast"}),
+        );
+        let body = Bytes::from(serde_json::to_vec(&summarize).unwrap());
+        let (_, _, mut stream) = http.open(http.request(Method::POST, &headers, body)).await;
+        let asked = read_events(&mut stream, 1).await[0].message();
+        assert_eq!(asked["method"], "sampling/createMessage");
+        let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+            "role": "assistant", "content": {"type": "text", "text": "something else"},
+            "model": "demo-model", "stopReason": "endTurn"}});
+        assert_eq!(
+            http.post(&answer, &headers).await.status,
+            StatusCode::ACCEPTED
+        );
+        let response = read_events(&mut stream, 1).await[0].message();
+        assert_eq!(response["id"], 20);
+        if strict {
+            assert_eq!(response["error"]["code"], -32004, "{response}");
+        } else {
+            assert_eq!(
+                tool_text(&response),
+                "summary: a short summary",
+                "as recorded"
+            );
+        }
+        let summary = replay.stop().await;
+        assert_eq!(summary.answer_mismatches.len(), 1, "{summary:?}");
+        let mismatch = &summary.answer_mismatches[0];
+        assert_eq!(mismatch.method, "sampling/createMessage");
+        assert!(
+            mismatch
+                .diff
+                .contains("+      \"text\": \"something else\""),
+            "{}",
+            mismatch.diff
+        );
+    }
+}
+
 #[tokio::test]
 async fn unmatched_requests_get_the_engine_error_and_batches_an_array() {
     let replay = Replay::start(demo("demo-legacy.json")).await;
@@ -514,6 +578,59 @@ async fn unmatched_requests_get_the_engine_error_and_batches_an_array() {
         .collect();
     assert_eq!(ids, [&json!("a"), &json!("b")], "{answers}");
 
+    let summary = replay.stop().await;
+    assert_eq!(summary.misses.len(), 1);
+}
+
+/// A client of the other era over HTTP is told that the eras differ, in
+/// the JSON-RPC error, both ways, and each counts as a miss.
+#[tokio::test]
+async fn a_client_of_the_other_era_is_told_so_over_http() {
+    let replay = Replay::start(demo("demo-modern.json")).await;
+    let reply = replay.http().post(&initialize_request("init"), &[]).await;
+    let error = reply.json();
+    assert_eq!(error["error"]["code"], NO_MATCH, "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("recorded in the modern era (protocol 2026-07-28")
+            && message.contains("speaks the legacy era (protocol 2025-11-25")
+            && message.contains("fastmcp's Client does by default"),
+        "{message}"
+    );
+    let summary = replay.stop().await;
+    assert!(summary.misses[0].era_mismatch.is_some());
+
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let discover = modern_request(1, "server/discover", json!({}));
+    let headers = [
+        ("mcp-protocol-version", MODERN_VERSION),
+        ("mcp-method", "server/discover"),
+    ];
+    let reply = replay.http().post(&discover, &headers).await;
+    // What a legacy server says to the probe, so dual-era clients fall back.
+    assert_eq!(reply.json()["error"]["code"], -32601, "{}", reply.text());
+    let call = modern_request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "modern"}}),
+    );
+    let headers = [
+        ("mcp-protocol-version", MODERN_VERSION),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+    let reply = replay.http().post(&call, &headers).await;
+    assert_eq!(reply.json()["error"]["code"], NO_MATCH, "{}", reply.text());
+    let message = reply.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("recorded in the legacy era (protocol 2025-11-25")
+            && message.contains("speaks the modern era (protocol 2026-07-28")
+            && message.contains("mode=\"legacy\""),
+        "{message}"
+    );
     let summary = replay.stop().await;
     assert_eq!(summary.misses.len(), 1);
 }

@@ -474,3 +474,232 @@ fn the_suggested_case_passes_check_and_answers_the_request() {
         }
     }
 }
+
+/// Handshakes and `ping` are answered outside the order under every
+/// strategy; a client that sends exactly what was recorded uses every
+/// recorded interaction, `ping` included, so `--fail-on-unused` passes.
+#[test]
+fn in_order_strategies_count_handshakes_and_ping_as_used() {
+    let dir = tempfile::tempdir().unwrap();
+    for era in ["legacy", "modern"] {
+        let path = root().join(format!("cassettes/demo-{era}.json"));
+        let recorded = cassette::load(&path).unwrap();
+        let lifecycle: Vec<&str> = recorded
+            .interactions
+            .iter()
+            .map(|i| i.method())
+            .filter(|m| {
+                [
+                    "initialize",
+                    "notifications/initialized",
+                    "server/discover",
+                    "ping",
+                ]
+                .contains(m)
+            })
+            .collect();
+        let expected: &[&str] = if era == "legacy" {
+            &["initialize", "notifications/initialized", "ping"]
+        } else {
+            &["server/discover"]
+        };
+        for method in expected {
+            assert!(lifecycle.contains(method), "{era}: {lifecycle:?}");
+        }
+        for strategy in ["sequential", "strict"] {
+            let report = dir.path().join(format!("{era}-{strategy}.json"));
+            let mut command = mcpcassette();
+            command
+                .arg("replay")
+                .arg(&path)
+                .args(["--strategy", strategy, "--fail-on-unused", "--report"])
+                .arg(&report);
+            // Fails unless replay exits 0.
+            crate::support::demo_client_transcript(era, &command);
+            let report: Value =
+                serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+            assert_eq!(report["unused"], json!([]), "{era} {strategy}: {report:#}");
+            assert_eq!(report["misses"], json!([]), "{era} {strategy}: {report:#}");
+        }
+    }
+}
+
+/// Closest requests are ranked and labelled by what differs: the tool name
+/// before the arguments. A request for another tool is never offered an
+/// `ignore` rule on the argument the test changed on purpose.
+#[test]
+fn closest_requests_rank_and_label_the_tool_name_before_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = cassette(
+        dir.path(),
+        &[
+            // Another tool with the very same arguments: the most similar
+            // text, but not the closest request.
+            (
+                json!({"name": "lookup", "arguments": {"query": "rust async runtime comparison"}}),
+                "looked up",
+            ),
+            (
+                json!({"name": "search", "arguments": {"query": "python"}}),
+                "searched",
+            ),
+        ],
+        json!({}),
+    );
+    let recorded = cassette::load(&path).unwrap();
+    let rules = Rules::default();
+    let context = Context {
+        path: &path,
+        mode: "replay",
+        rules: &rules,
+    };
+    let live = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "rust async runtime comparison"}}});
+    let miss = Miss::new(&recorded, &live, Refusal::Missing, context);
+    let ranked: Vec<usize> = miss.closest.iter().map(|c| c.interaction).collect();
+    assert_eq!(ranked, [1, 0], "the same tool first: {miss}");
+    assert_eq!(
+        miss.closest[0].rejected_by,
+        "params differ at /params/arguments/query"
+    );
+    assert_eq!(
+        miss.closest[1].rejected_by,
+        "tool name differs (recorded \"lookup\")"
+    );
+    assert_eq!(miss.closest[1].differs_at.as_deref(), Some("/params/name"));
+
+    // Only another tool was recorded: the label names the tool, and no fix
+    // suggests ignoring the argument.
+    let live = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "lookups", "arguments": {"query": "rust"}}});
+    let only_lookup = cassette(
+        dir.path(),
+        &[(
+            json!({"name": "lookup", "arguments": {"query": "rust async"}}),
+            "looked up",
+        )],
+        json!({}),
+    );
+    let recorded = cassette::load(&only_lookup).unwrap();
+    let miss = Miss::new(&recorded, &live, Refusal::Missing, context);
+    assert_eq!(
+        miss.closest[0].rejected_by,
+        "tool name differs (recorded \"lookup\")"
+    );
+    assert_eq!(miss.closest[0].differs_at.as_deref(), Some("/params/name"));
+    assert!(
+        miss.fixes.iter().all(|f| !f.contains("\"ignore\"")),
+        "{:#?}",
+        miss.fixes
+    );
+    let text = miss.to_string();
+    assert!(
+        text.contains("1. interaction #0 tools/call") && text.contains("tool name differs"),
+        "{text}"
+    );
+    assert!(!text.contains("/params/arguments/query"), "{text}");
+}
+
+/// A legacy client against a 2026-07-28 cassette, and a modern client
+/// against a legacy one: the error, the stderr report and `--report` say
+/// the eras differ, name both, and what to do, instead of offering the
+/// closest request of the other era.
+#[test]
+fn a_client_of_the_other_era_is_told_so_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let mut command = mcpcassette();
+    command
+        .arg("replay")
+        .arg(root().join("cassettes/demo-modern.json"))
+        .arg("--report")
+        .arg(&report);
+    let mut peer = Peer::spawn(command);
+    let init = peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let error = &init.response["error"];
+    assert_eq!(error["code"], -32000);
+    let message = error["message"].as_str().unwrap();
+    for part in [
+        "recorded in the modern era (protocol 2026-07-28",
+        "this client speaks the legacy era (protocol 2025-11-25, initialize handshake)",
+        "Re-record the cassette with this client",
+        "fastmcp's Client does by default",
+        "the TypeScript SDK 1.32, the MCP Inspector and the Python mcp 1.x speak the legacy era",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    assert!(!message.contains("similar"), "{message}");
+    assert_eq!(error["data"]["era_mismatch"]["cassette_era"], "modern");
+    assert_eq!(
+        error["data"]["era_mismatch"]["client_version"],
+        "2025-11-25"
+    );
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the client speaks another protocol era than the cassette")
+            && stderr.contains("cassette: modern era (protocol 2026-07-28")
+            && stderr.contains("client:   legacy era (protocol 2025-11-25"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("% similar"), "{stderr}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let miss = &json["misses"][0];
+    assert_eq!(miss["era_mismatch"]["client_era"], "legacy");
+    assert!(
+        miss["fixes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Re-record the cassette with this client, which speaks the legacy era"),
+        "{miss:#}"
+    );
+    let fixes = miss["fixes"].as_array().unwrap();
+    assert!(
+        fixes
+            .iter()
+            .any(|f| f.as_str().unwrap().contains("run --mode all"))
+            && !fixes.iter().any(|f| {
+                let f = f.as_str().unwrap();
+                f.contains("new-episodes") || f.contains("\"cases\"")
+            }),
+        "only fixes that can bridge the eras: {miss:#}"
+    );
+
+    // The other way: a client pinned to 2026-07-28 against a legacy
+    // cassette. Its discovery probe gets what a legacy server says; a
+    // request nothing answers says why.
+    let mut command = mcpcassette();
+    command
+        .arg("replay")
+        .arg(root().join("cassettes/demo-legacy.json"));
+    let mut peer = Peer::spawn(command);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    });
+    let discover = peer.request("server/discover", json!({"_meta": meta}));
+    assert_eq!(discover.response["error"]["code"], -32601);
+    let call = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "modern"}, "_meta": meta}),
+    );
+    let message = call.response["error"]["message"].as_str().unwrap();
+    for part in [
+        "recorded in the legacy era (protocol 2025-11-25, initialize handshake)",
+        "this client speaks the modern era (protocol 2026-07-28",
+        "mode=\"legacy\"",
+        "--protocol-era legacy",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    let (status, stderr) = peer.finish();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        stderr.contains("cassette: legacy era (protocol 2025-11-25"),
+        "{stderr}"
+    );
+}

@@ -496,3 +496,91 @@ fn a_cancelled_request_is_never_answered_and_replay_goes_on() {
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
 }
+
+/// The client declines an elicitation it accepted when recording: replay
+/// warns with a diff and reports it; under `--strategy strict` the call
+/// fails with -32004 and replay exits 1. A same answer is silent.
+#[test]
+fn a_client_answering_a_replayed_elicitation_otherwise_is_warned_or_failed() {
+    let declines = |request: &Value| match request["method"].as_str() {
+        Some("elicitation/create") => json!({"action": "decline"}),
+        // As recorded.
+        Some("sampling/createMessage") => json!({"role": "assistant",
+            "content": {"type": "text", "text": "a short summary"},
+            "model": "demo-model", "stopReason": "endTurn"}),
+        _ => crate::support::peer::default_responder(request),
+    };
+    let confirm = json!({"name": "confirm", "arguments": {"action": "deploy"}});
+    let dir = tempfile::tempdir().unwrap();
+    for strategy in ["keyed", "strict"] {
+        let report = dir.path().join(format!("{strategy}.json"));
+        let mut command = crate::support::mcpcassette();
+        command
+            .current_dir(root())
+            .args([
+                "replay",
+                "cassettes/demo-legacy.json",
+                "--strategy",
+                strategy,
+                "--report",
+            ])
+            .arg(&report);
+        let mut peer = Peer::spawn(command).respond_with(declines);
+        crate::support::initialize_demo(&mut peer);
+        if strategy == "strict" {
+            // The recorded order: everything before the confirm call.
+            let recorded = cassette::load(&root().join("cassettes/demo-legacy.json")).unwrap();
+            for interaction in &recorded.interactions[2..10] {
+                let request = interaction.request().unwrap();
+                peer.request(interaction.method(), request["params"].clone());
+            }
+        }
+        let answer = peer.request("tools/call", confirm.clone());
+        let (status, stderr) = peer.finish();
+        assert!(
+            stderr.contains("the client answered `elicitation/create` (interaction #10) differently from the recording")
+                && stderr.contains("-    \"action\": \"accept\",")
+                && stderr.contains("+    \"action\": \"decline\""),
+            "{strategy}: {stderr}"
+        );
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(
+            json["answer_mismatches"].as_array().unwrap().len(),
+            1,
+            "{json:#}"
+        );
+        let mismatch = &json["answer_mismatches"][0];
+        assert_eq!(mismatch["method"], "elicitation/create", "{json:#}");
+        assert_eq!(mismatch["interaction"], 10);
+        assert_eq!(mismatch["live"]["result"]["action"], "decline");
+        if strategy == "strict" {
+            assert_eq!(
+                answer.response["error"]["code"], -32004,
+                "{}",
+                answer.response
+            );
+            assert_eq!(status.code(), Some(1), "{stderr}");
+        } else {
+            assert_eq!(answer.text(), "confirmed: deploy", "the recorded answer");
+            assert!(status.success(), "{stderr}");
+        }
+    }
+
+    // Answered as recorded: nothing to say.
+    let mut command = crate::support::mcpcassette();
+    command.current_dir(root()).args([
+        "replay",
+        "cassettes/demo-legacy.json",
+        "--strategy",
+        "keyed",
+    ]);
+    let mut peer = Peer::spawn(command);
+    crate::support::initialize_demo(&mut peer);
+    peer.request("tools/call", confirm);
+    let (status, stderr) = peer.finish();
+    assert!(status.success());
+    assert!(
+        !stderr.contains("differently from the recording"),
+        "{stderr}"
+    );
+}

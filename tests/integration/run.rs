@@ -248,3 +248,114 @@ fn new_episodes_whose_server_cannot_start_fails_the_run() {
         "{stderr}"
     );
 }
+
+/// The example server that asks for roots right after `initialized`.
+fn roots_server() -> std::path::PathBuf {
+    demo_server_path().with_file_name("roots_server")
+}
+
+/// The handshake with a client that has roots, waiting (as a careful
+/// client does) for what the server sends on its own after `initialized`:
+/// `roots/list`, answered, then a log line.
+fn roots_handshake(peer: &mut Peer) -> Vec<serde_json::Value> {
+    let init = peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": true}}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init.result()["serverInfo"]["name"], "roots-server");
+    peer.notify("notifications/initialized", json!({}));
+    let ask = peer.recv();
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": "file:///work", "name": "work"}]}}));
+    let log = peer.recv();
+    assert_eq!(log["params"]["data"], "roots: 1", "{log}");
+    vec![ask, log]
+}
+
+/// New episodes start the server mid-session and do its handshake
+/// themselves: the `roots/list` it then sends belongs to the session, which
+/// the cassette already has. It is answered as recorded, never reaches the
+/// client a second time, and is never filed under the forwarded request;
+/// so the appended interaction replays as the server answers it, and
+/// `verify` finds no drift.
+#[test]
+fn new_episodes_keep_session_traffic_out_of_appended_interactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("roots.json");
+    let mut command = mcpcassette();
+    command
+        .arg("record")
+        .arg("--cassette")
+        .arg(&path)
+        .arg("--")
+        .arg(roots_server());
+    let mut peer = Peer::spawn(command);
+    roots_handshake(&mut peer);
+    let old = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "old"}}),
+    );
+    assert_eq!(old.text(), "echo: old");
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+    let recorded = cassette::load(&path).unwrap();
+    let initialized = &recorded.interactions[1];
+    assert_eq!(initialized.method(), "notifications/initialized");
+    assert_eq!(initialized.after.len(), 2, "{:?}", initialized.after);
+
+    for message in ["new", "newer"] {
+        let mut command = mcpcassette();
+        command
+            .env_remove("MCPCASSETTE_MODE")
+            .args(["run", "--mode", "new-episodes", "--cassette"])
+            .arg(&path)
+            .arg("--")
+            .arg(roots_server());
+        let mut peer = Peer::spawn(command);
+        roots_handshake(&mut peer);
+        let new = peer.request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": message}}),
+        );
+        assert_eq!(new.text(), format!("echo: {message}"));
+        assert_eq!(
+            new.before,
+            Vec::<serde_json::Value>::new(),
+            "nothing but the answer"
+        );
+        let (status, stderr) = peer.finish();
+        assert!(status.success(), "{stderr}");
+        assert!(stderr.contains("appended 1 new interaction(s)"), "{stderr}");
+    }
+    let updated = cassette::load(&path).unwrap();
+    assert_eq!(updated.interactions.len(), recorded.interactions.len() + 2);
+    assert_eq!(
+        updated.interactions[1].after,
+        recorded.interactions[1].after
+    );
+    for appended in &updated.interactions[recorded.interactions.len()..] {
+        assert!(
+            appended.during.is_empty() && appended.after.is_empty(),
+            "{appended:?}"
+        );
+    }
+
+    // Replay gives the new answer alone, and the live server agrees.
+    let mut peer = Peer::spawn(crate::support::replay(&path));
+    roots_handshake(&mut peer);
+    let new = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "newer"}}),
+    );
+    assert_eq!(new.text(), "echo: newer");
+    assert!(new.before.is_empty(), "{:?}", new.before);
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+    let verify = mcpcassette().arg("verify").arg(&path).output().unwrap();
+    assert!(
+        verify.status.success(),
+        "verify: {}\n{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
+}

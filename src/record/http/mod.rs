@@ -115,6 +115,18 @@ pub struct HttpRecordOutcome {
     /// A journal left by an earlier, interrupted recording, recovered into
     /// the cassette before this recording replaced it.
     pub recovered: Option<Recovery>,
+    /// Requests the upstream answered (with any status).
+    pub upstream_answered: usize,
+    /// Requests the upstream never answered (the client got 502).
+    pub upstream_failed: usize,
+}
+
+impl HttpRecordOutcome {
+    /// Whether the upstream never answered anything it was sent: nothing was
+    /// recorded but failures.
+    pub fn upstream_down(&self) -> bool {
+        self.upstream_failed > 0 && self.upstream_answered == 0
+    }
 }
 
 /// An HTTP client for the MCP endpoint at `url`, as the recorder reaches
@@ -164,11 +176,13 @@ pub async fn record_http(
         config.observer.clone(),
     ));
     ready(listen);
-    serve(listener, proxy, shutdown).await;
+    serve(listener, proxy.clone(), shutdown).await;
     let interactions = tap.finish(kept_rules)?;
     Ok(HttpRecordOutcome {
         interactions,
         recovered,
+        upstream_answered: proxy.tally.answered(),
+        upstream_failed: proxy.tally.failed(),
     })
 }
 

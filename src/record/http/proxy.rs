@@ -57,6 +57,28 @@ pub(super) struct Proxy {
     /// The sessions the upstream issued and has not ended, to tell each
     /// request's situation as replay will.
     sessions: Mutex<Sessions>,
+    /// How many requests the upstream answered, and how many it never did.
+    pub(super) tally: Tally,
+}
+
+/// Upstream answers and failures, so that a recording of nothing but
+/// failures (the upstream was down) is not mistaken for a good one.
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    answered: std::sync::atomic::AtomicUsize,
+    failed: std::sync::atomic::AtomicUsize,
+}
+
+impl Tally {
+    /// Requests the upstream answered (any status).
+    pub(super) fn answered(&self) -> usize {
+        self.answered.load(Ordering::Relaxed)
+    }
+
+    /// Requests the upstream never answered (502 from the proxy).
+    pub(super) fn failed(&self) -> usize {
+        self.failed.load(Ordering::Relaxed)
+    }
 }
 
 /// The upstream's sessions, as seen passing by.
@@ -118,6 +140,7 @@ impl Proxy {
             seen_get: AtomicBool::new(false),
             seen_delete: AtomicBool::new(false),
             sessions: Mutex::new(Sessions::default()),
+            tally: Tally::default(),
         }
     }
 
@@ -176,7 +199,10 @@ impl Proxy {
         self.prepare_headers(&mut parts.headers);
         let forwarded = Request::from_parts(parts, Full::new(body));
         match self.client.request(forwarded).await {
-            Ok(response) => Ok(self.answer(&sent, response)),
+            Ok(response) => {
+                self.tally.answered.fetch_add(1, Ordering::Relaxed);
+                Ok(self.answer(&sent, response))
+            }
             Err(e) => Ok(self.unreachable(&sent, &e)),
         }
     }
@@ -327,6 +353,17 @@ impl Proxy {
         error: &hyper_util::client::legacy::Error,
     ) -> Response<ProxyBody> {
         let reason = error_chain(error);
+        if self.tally.failed.fetch_add(1, Ordering::Relaxed) == 0 {
+            let recorded = if self.tap.is_recording() {
+                " and the cassette records the failure"
+            } else {
+                ""
+            };
+            tracing::warn!(
+                "the upstream {} did not answer: the client gets 502{recorded}; is the server running at that URL?",
+                self.upstream.masked()
+            );
+        }
         tracing::error!(
             "cannot reach the upstream {}: {reason}",
             self.upstream.masked()
