@@ -10,6 +10,7 @@ mod http_replay;
 #[cfg(feature = "tls")]
 mod http_tls;
 mod inspect;
+mod interop_matrix;
 mod library;
 mod matching;
 mod mock;
