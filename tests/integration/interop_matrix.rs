@@ -31,11 +31,12 @@
 //!    127.0.0.1:0`, twice against the same replay (a test suite runs many
 //!    sessions against one server; each must see the whole recording).
 //!
-//! The transcripts must be equal, each must equal the expected
-//! transcript of the scenario (which depends on no server), and `mcpcassette
-//! check C` must exit 0 for every cassette. Each HTTP server, recorder and
-//! replay is started once per phase and serves every session of that phase
-//! (the Inspector opens one per method). Over stdio a client that starts one
+//! The transcripts must be equal, each must equal the expected transcript
+//! of the scenario (which depends on no server), `mcpcassette check C` must
+//! exit 0 for every cassette, and `mcpcassette verify C` against the
+//! server, started again, must find no drift. Each HTTP server, recorder
+//! and replay is started once per phase and serves every session of that
+//! phase (the Inspector opens one per method). Over stdio a client that starts one
 //! process per method (the Inspector) gets one cassette per method. A test
 //! runs all four combinations of its client and then fails with every
 //! difference found, naming client, server, transport and phase.
@@ -731,7 +732,51 @@ fn combination(client: &Client, server: &Server, transport: Transport) -> Vec<St
             ));
         }
     }
+
+    // An unchanged server shows no drift: `verify` against it, live.
+    let what = format!("{name}, verify");
+    match transport {
+        Transport::Stdio => {
+            for cassette in &cassettes {
+                let mut verify = support::mcpcassette();
+                verify.arg("verify").arg(cassette);
+                failures.extend(verified(verify, &what, cassette));
+            }
+        }
+        Transport::Http => {
+            let log = dir.join("server-verify.log");
+            let served = server.start_http(&log);
+            let mut verify = support::mcpcassette();
+            verify
+                .arg("verify")
+                .arg(cassette("http"))
+                .arg("--url")
+                .arg(&served.url);
+            failures.extend(verified(verify, &what, &cassette("http")));
+            if let Err(e) = stop(
+                served,
+                Stopping::Server,
+                &format!("{what}: the server"),
+                &log,
+            ) {
+                failures.push(e);
+            }
+        }
+    }
     failures
+}
+
+/// Runs a `verify` command; a failure when it reports drift or fails.
+fn verified(verify: Command, what: &str, cassette: &Path) -> Option<String> {
+    let what = format!("{what} {}", cassette.file_name().unwrap().to_string_lossy());
+    let done = run_with_deadline(verify, CLIENT_TIMEOUT, &what);
+    (!done.status.success()).then(|| {
+        format!(
+            "{what}: exited with {} (1: drift, 2: error):\n{}",
+            done.status,
+            indent(&tail(&format!("{}{}", done.stdout, done.stderr)))
+        )
+    })
 }
 
 /// A readable diff, key by key, of what `phase` saw against `reference`.
