@@ -34,10 +34,13 @@
 //! The transcripts must be equal, each must equal the expected transcript
 //! of the scenario (which depends on no server), `mcpcassette check C` must
 //! exit 0 for every cassette, and `mcpcassette verify C` against the
-//! server, started again, must find no drift. Each HTTP server, recorder
-//! and replay is started once per phase and serves every session of that
-//! phase (the Inspector opens one per method). Over stdio a client that starts one
-//! process per method (the Inspector) gets one cassette per method. A test
+//! server, started again, must find no drift. Over stdio, `mcpcassette stub`
+//! of the server and the client against `mcpcassette serve` of that fixture
+//! must list the same tools and call `add` and `fail` without error. Each
+//! HTTP server, recorder and replay is started once per phase and serves
+//! every session of that phase (the Inspector opens one per method). Over
+//! stdio a client that starts one process per method (the Inspector) gets
+//! one cassette per method. A test
 //! runs all four combinations of its client and then fails with every
 //! difference found, naming client, server, transport and phase.
 //!
@@ -733,6 +736,10 @@ fn combination(client: &Client, server: &Server, transport: Transport) -> Vec<St
         }
     }
 
+    if transport == Transport::Stdio {
+        failures.extend(stub_and_serve(client, server, &name, dir, &live));
+    }
+
     // An unchanged server shows no drift: `verify` against it, live.
     let what = format!("{name}, verify");
     match transport {
@@ -762,6 +769,64 @@ fn combination(client: &Client, server: &Server, transport: Transport) -> Vec<St
                 failures.push(e);
             }
         }
+    }
+    failures
+}
+
+/// `stub` of the live server, then the client against `serve` of that
+/// fixture: the same tools, `add` and `fail` called without error (a
+/// generated result must satisfy the tool's `outputSchema`, which SDK
+/// clients enforce), and `check` accepts the fixture. The other steps get
+/// generated answers and are not compared.
+fn stub_and_serve(
+    client: &Client,
+    server: &Server,
+    name: &str,
+    dir: &Path,
+    live: &Run,
+) -> Vec<String> {
+    let what = format!("{name}, stub → serve");
+    let fixture = dir.join("stub-fixture.json");
+    let mut stub = support::mcpcassette();
+    stub.arg("stub")
+        .arg("-o")
+        .arg(&fixture)
+        .arg("--")
+        .args(server.stdio());
+    let done = run_with_deadline(stub, CLIENT_TIMEOUT, &format!("{what}: stub"));
+    if !done.status.success() {
+        return vec![format!(
+            "{what}: stub exited with {}:\n{}",
+            done.status,
+            indent(&tail(&done.stderr))
+        )];
+    }
+    let argv = |_: &str| mcpcassette_argv(&[&"serve", &fixture]);
+    let served = client.run(&Target::Stdio(&argv), &what);
+    let mut failures = Vec::new();
+    if served.transcript.get("tools") != live.transcript.get("tools") {
+        failures.push(format!(
+            "{what}: tools {} (live: {})",
+            served.transcript["tools"], live.transcript["tools"]
+        ));
+    }
+    for key in ["add", "fail"] {
+        if let Some(error) = served.transcript.get(key).and_then(|v| v.get("error")) {
+            failures.push(format!("{what}: {key} failed: {error}"));
+        }
+    }
+    let check = support::mcpcassette()
+        .arg("check")
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    if !check.status.success() {
+        failures.push(format!(
+            "{what}: check of the fixture exited with {}:\n{}{}",
+            check.status,
+            String::from_utf8_lossy(&check.stdout),
+            String::from_utf8_lossy(&check.stderr)
+        ));
     }
     failures
 }
