@@ -13,6 +13,7 @@ mod http_replay;
 mod http_tls;
 mod inspect;
 mod inspector_sessions;
+mod interop_matrix;
 mod library;
 mod matching;
 mod mock;

@@ -20,11 +20,9 @@
 //! Without the variable the tests fail rather than pass vacuously, so
 //! `cargo test -- --ignored` never reports a false success.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -106,36 +104,9 @@ fn client(python: &Path, era: &str, server: &Command) -> Run {
 
 /// Runs `command` to the end with a deadline; returns its status, stdout
 /// and stderr.
-fn run(mut command: Command, what: &str) -> (ExitStatus, String, String) {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-    let collect = |mut pipe: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut text = String::new();
-            pipe.read_to_string(&mut text).unwrap();
-            text
-        })
-    };
-    let stdout = collect(Box::new(child.stdout.take().unwrap()));
-    let stderr = collect(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} did not finish within {TIMEOUT:?}");
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    (status, stdout.join().unwrap(), stderr.join().unwrap())
+fn run(command: Command, what: &str) -> (ExitStatus, String, String) {
+    let done = support::process::run_with_deadline(command, TIMEOUT, what);
+    (done.status, done.stdout, done.stderr)
 }
 
 /// `mcpcassette replay --report REPORT CASSETTE`.

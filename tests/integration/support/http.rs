@@ -3,6 +3,8 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::channel;
+use std::time::Duration;
 
 use super::demo_server_path;
 
@@ -27,6 +29,44 @@ impl Served {
     /// and waits for its URL.
     pub fn start_capturing_stderr(command: Command) -> Served {
         Served::spawn(command, Stdio::piped())
+    }
+
+    /// Starts `command` with the given stderr and waits up to `patience`
+    /// for a first line `PREFIX<url>` (servers other than ours announce
+    /// themselves in their own words, e.g. `URL http://…`).
+    pub fn start_announced(
+        mut command: Command,
+        stderr: Stdio,
+        prefix: &str,
+        patience: Duration,
+    ) -> Served {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let read = stdout.read_line(&mut line);
+            let _ = tx.send((read.map(|_| line), stdout));
+        });
+        let mut served = Served {
+            child,
+            url: String::new(),
+        };
+        let (line, stdout) = rx.recv_timeout(patience).unwrap_or_else(|_| {
+            panic!("{command:?} printed no URL within {patience:?}");
+        });
+        let line = line.unwrap();
+        let url = line
+            .strip_prefix(prefix)
+            .filter(|url| url.starts_with("http://127.0.0.1:"))
+            .unwrap_or_else(|| panic!("{command:?}: unexpected first line {line:?}"));
+        served.url = url.trim().to_owned();
+        served.child.stdout = Some(stdout.into_inner());
+        served
     }
 
     fn spawn(mut command: Command, stderr: Stdio) -> Served {

@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod peer;
+pub mod process;
 pub mod recorder;
 
 use std::path::PathBuf;
