@@ -331,3 +331,102 @@ fn a_rejection_with_another_status_is_drift() {
     assert_eq!(probe["recorded"]["http_error"]["status"], 400);
     assert_eq!(probe["live"]["http_error"]["status"], 404);
 }
+
+/// POSTs `message` to `url` (with `session`); the session the answer
+/// issued.
+async fn post(url: &str, message: &Value, session: Option<&str>) -> Option<String> {
+    use hyper_util::client::legacy::Client;
+    let client = Client::builder(hyper_util::rt::TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(message.to_string())))
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    let issued = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    response.into_body().collect().await.unwrap();
+    issued
+}
+
+/// Two client runs through `record --upstream`, as a client that probes
+/// `server/discover` first sends them: the rejections are filed as the
+/// probes' answers without a warning, and the cassette verifies clean.
+#[test]
+fn a_recorded_multi_session_cassette_with_rejected_probes_verifies_clean() {
+    let (server, addr, seen) = serve(AS_RECORDED);
+    let upstream = format!("http://{addr}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recorded.json");
+    let mut record = mcpcassette();
+    record.arg("record").arg("--cassette").arg(&path).args([
+        "--upstream",
+        &upstream,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let recorder = crate::support::http::Served::start_capturing_stderr(record);
+    let proxy = recorder.url.clone();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            for run in 0..2u64 {
+                let id = |n: u64| json!(run * 10 + n);
+                let probe = json!({"jsonrpc": "2.0", "id": id(1), "method": "server/discover",
+                    "params": {"_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientInfo": {"name": "verify-sessions", "version": "1"},
+                        "io.modelcontextprotocol/clientCapabilities": {}}}});
+                post(&proxy, &probe, None).await;
+                let init = json!({"jsonrpc": "2.0", "id": id(2), "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "verify-sessions", "version": "1"}}});
+                let session = post(&proxy, &init, None).await.expect("a session");
+                let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+                post(&proxy, &initialized, Some(&session)).await;
+                let list = json!({"jsonrpc": "2.0", "id": id(3), "method": "tools/list"});
+                post(&proxy, &list, Some(&session)).await;
+            }
+        });
+    let (status, stderr) = recorder.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("not in flight"), "{stderr}");
+    assert!(!stderr.contains("WARN"), "{stderr}");
+    assert_eq!(seen.lock().unwrap().sessions, 2);
+
+    let recorded = cassette::load(&path).unwrap();
+    assert_eq!(recorded.interactions.len(), 8);
+    for probe in [0, 4] {
+        let probe = &recorded.interactions[probe];
+        assert_eq!(probe.method(), "server/discover");
+        assert_eq!(probe.response, Some(rejection("no session id")));
+        assert_eq!(probe.http.as_ref().unwrap().status, 400);
+    }
+
+    let output = mcpcassette()
+        .arg("verify")
+        .arg(&path)
+        .arg("--json")
+        .env("MCPCASSETTE_UPDATE", "no")
+        .output()
+        .unwrap();
+    drop(server);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
+    assert_eq!(output.status.code(), Some(0), "{report:#}\n{stderr}");
+    assert_eq!(report["report"]["counts"]["same"], 8, "{report:#}");
+    assert_eq!(seen.lock().unwrap().sessions, 4, "two more, for verify");
+    assert_eq!(seen.lock().unwrap().refused_initialize, 0);
+}
