@@ -1002,6 +1002,45 @@ mod tests {
         );
     }
 
+    /// A rejection (400 with an error whose id is `null`) is an answer, kept
+    /// with its status and body; an expected error that is not JSON-RPC
+    /// ends the wait with its status.
+    #[test]
+    fn http_rejections_and_expected_errors_are_answers() {
+        let addr = serve(|request: Request<Incoming>| async move {
+            let body = request.into_body().collect().await.unwrap().to_bytes();
+            let message: Value = serde_json::from_slice(&body).unwrap();
+            match jsonrpc::method(&message) {
+                Some("server/discover") => full(
+                    400,
+                    "application/json",
+                    json!({"jsonrpc": "2.0", "id": null,
+                        "error": {"code": -32000, "message": "no session id"}})
+                    .to_string(),
+                ),
+                _ => full(404, "text/plain", "not here".into()),
+            }
+        });
+        let mut live = HttpLive::connect(&format!("http://{addr}/mcp"), Era::Legacy).unwrap();
+        live.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}))
+            .unwrap();
+        let first = live.sent().unwrap();
+        let rejection = live.recv(Duration::from_secs(10)).unwrap().unwrap();
+        assert!(jsonrpc::is_rejection(&rejection), "{rejection}");
+        let answer = live.http_answer(first, Duration::from_secs(10)).unwrap();
+        assert_eq!(answer.status, 400);
+        assert!(answer.body.unwrap().contains("no session id"));
+
+        live.expect_http_error();
+        live.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+            .unwrap();
+        let second = live.sent().unwrap();
+        assert_eq!(live.recv(Duration::from_secs(10)).unwrap(), None);
+        let answer = live.http_answer(second, Duration::from_secs(10)).unwrap();
+        assert_eq!(answer.status, 404);
+        assert_eq!(answer.body.as_deref(), Some("not here"));
+    }
+
     #[test]
     fn a_json_answer_without_the_response_ends_the_wait() {
         let addr = serve(|_| async {
