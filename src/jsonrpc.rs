@@ -103,6 +103,13 @@ pub fn id(value: &Value) -> Option<&Value> {
     value.get("id")
 }
 
+/// An error response with a `null` id: a rejection of a request the
+/// server could not (or would not) read. Over HTTP it answers the request
+/// of the POST it came back on.
+pub fn is_rejection(message: &Value) -> bool {
+    classify(message) == Ok(Kind::Response) && id(message).is_some_and(Value::is_null)
+}
+
 /// A hashable spelling of a JSON-RPC id: `1` and `"1"` stay distinct.
 pub fn id_key(id: &Value) -> String {
     id.to_string()

@@ -127,6 +127,21 @@ impl Builder {
         }
     }
 
+    /// Files `response` as the answer to the client request `request_id`,
+    /// whatever id it carries: over HTTP the answer to a POST answers the
+    /// request it carried, and a server that rejects the POST itself (no
+    /// session, say) answers with an error whose id is `null`.
+    pub fn respond_to(&mut self, request_id: &Value, response: Value) {
+        let Some(index) = self.in_flight.remove(&jsonrpc::id_key(request_id)) else {
+            let id = jsonrpc::id_key(request_id);
+            tracing::warn!(id, "server answered a request that is not in flight");
+            return;
+        };
+        self.interactions[index].response = Some(response);
+        self.note_delay(index);
+        self.close(index);
+    }
+
     /// Files one message seen `at` this long into the session, keeping the
     /// timing `--pace recorded` replays over stdio (`delays_ms`). A session
     /// is observed either all timed or all untimed.
@@ -388,6 +403,20 @@ mod tests {
                 cwd: None,
             },
         )
+    }
+
+    #[test]
+    fn a_rejection_is_filed_as_the_answer_to_the_request_it_names() {
+        let mut b = builder();
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 1, "method": "a"}));
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 2, "method": "b"}));
+        let rejection = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32000, "message": "no session id"}});
+        b.respond_to(&json!(2), rejection.clone());
+        assert_eq!(b.completed(), 1);
+        let cassette = b.finish();
+        assert_eq!(cassette.interactions[1].response, Some(rejection));
+        assert_eq!(cassette.interactions[0].response, None);
     }
 
     #[test]

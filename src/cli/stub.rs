@@ -247,7 +247,11 @@ impl Session<'_> {
                 );
             };
             match jsonrpc::classify(&message) {
-                Ok(Kind::Response) if jsonrpc::id(&message) == Some(&id) => {
+                // A rejection of the POST (an error with a `null` id)
+                // answers the request it carried.
+                Ok(Kind::Response)
+                    if jsonrpc::id(&message) == Some(&id) || jsonrpc::is_rejection(&message) =>
+                {
                     return Ok(match message.get("error") {
                         Some(error) => Err(error.clone()),
                         None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),

@@ -124,7 +124,9 @@ fn compare_one(
 /// What is compared of an interaction: the response and the server's
 /// traffic (notifications and server requests, `during` and `after` as one
 /// sequence, since where a late notification lands is timing), without
-/// JSON-RPC ids. The client's own answers are left out: verify sends the
+/// JSON-RPC ids; over HTTP, an error status (4xx, 5xx) on either side, and
+/// the body of an error that has no JSON-RPC response. (Success statuses
+/// are not compared: 200 and 202 say the same.) The client's own answers are left out: verify sends the
 /// recorded ones.
 fn view(interaction: &Interaction, rules: &[NormalizeRule], counts: &mut [usize]) -> Value {
     let mut prepare = |message: &Value| {
@@ -132,9 +134,17 @@ fn view(interaction: &Interaction, rules: &[NormalizeRule], counts: &mut [usize]
         apply_all(rules, &mut message, counts);
         message
     };
+    let http_error = interaction.http.as_ref().filter(|http| http.status >= 400);
+    // A rejection kept only as the body (recorded before rejections were
+    // paired with their request) is the response it carries.
+    let rejection = http_error
+        .filter(|_| interaction.response.is_none())
+        .and_then(|http| serde_json::from_str::<Value>(http.body.as_deref()?).ok())
+        .filter(crate::jsonrpc::is_rejection);
     let response = interaction
         .response
         .as_ref()
+        .or(rejection.as_ref())
         .map_or(Value::Null, &mut prepare);
     let traffic: Vec<Value> = interaction
         .during
@@ -145,7 +155,19 @@ fn view(interaction: &Interaction, rules: &[NormalizeRule], counts: &mut [usize]
             Event::ServerRequest { server_request, .. } => prepare(server_request),
         })
         .collect();
-    json!({"response": response, "traffic": traffic})
+    let mut view = json!({"response": response, "traffic": traffic});
+    // An HTTP error status is part of the answer; so is its body when no
+    // JSON-RPC response says it.
+    if let Some(http) = http_error {
+        let mut error = json!({"status": http.status});
+        if response.is_null()
+            && let Some(body) = &http.body
+        {
+            error["body"] = Value::String(body.clone());
+        }
+        view["http_error"] = error;
+    }
+    view
 }
 
 /// A server message as it is compared: without its envelope, normalised by

@@ -27,7 +27,42 @@ pub trait Live {
     fn recv(&mut self, timeout: Duration) -> Result<Option<Value>, DriftError>;
     /// Ends the session (closes stdin, ends the HTTP session).
     fn close(&mut self);
+    /// Over HTTP, how many messages were POSTed so far: the number of the
+    /// last one, for [`http_answer`](Self::http_answer). `None` where
+    /// messages do not travel one per request (stdio).
+    fn sent(&self) -> Option<usize> {
+        None
+    }
+    /// The next message may be answered with an HTTP error (the recording
+    /// was): such an answer is compared, not a failure.
+    fn expect_http_error(&mut self) {}
+    /// The HTTP answer to POST number `sent`, waiting up to `wait` for its
+    /// status (and an error's body).
+    fn http_answer(&mut self, sent: usize, wait: Duration) -> Option<LiveAnswer> {
+        let _ = (sent, wait);
+        None
+    }
 }
+
+/// The HTTP status of the live answer to one POST, and its body when that
+/// is not a JSON-RPC answer to the request (an error page, a rejection).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveAnswer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, kept as text, as a recording keeps it.
+    pub body: Option<String>,
+    /// Its media type.
+    pub content_type: Option<String>,
+    /// Whether it issued a session id.
+    pub issued_session: bool,
+    /// Whether the request carried one.
+    pub had_session: bool,
+}
+
+/// How long to wait for the status of a POST's answer once its messages
+/// have come.
+const STATUS_WAIT: Duration = Duration::from_secs(5);
 
 /// How long to wait for the live server.
 #[derive(Debug, Clone, Copy)]
@@ -59,7 +94,12 @@ pub fn drive(
     for interaction in &recorded.interactions {
         let mut answers = Answers::of(interaction);
         let message = interaction.client.message();
+        if interaction.http.as_ref().is_some_and(|h| h.status >= 400) {
+            live.expect_http_error();
+        }
+        let index = builder.next_interaction();
         live.send(message)?;
+        let post = live.sent();
         builder.observe(Direction::ClientToServer, message.clone());
         let id = interaction.request().and_then(jsonrpc::id).cloned();
         if let Some(id) = &id {
@@ -70,6 +110,11 @@ pub fn drive(
                     builder.unanswered(id);
                     break;
                 };
+                // Over HTTP, a rejection of the POST answers its request.
+                if post.is_some() && jsonrpc::is_rejection(&reply) {
+                    builder.respond_to(id, reply);
+                    break;
+                }
                 let is_answer = jsonrpc::classify(&reply) == Ok(Kind::Response)
                     && jsonrpc::id(&reply) == Some(id);
                 handle(reply.clone(), live, &mut builder, &mut answers)?;
@@ -92,6 +137,15 @@ pub fn drive(
                 Some(message) => handle(message, live, &mut builder, &mut answers)?,
                 None => break,
             }
+        }
+        if let Some(answer) = post.and_then(|post| live.http_answer(post, STATUS_WAIT))
+            && let Some(http) = builder.http_mut(index)
+        {
+            http.status = answer.status;
+            http.body = answer.body;
+            http.content_type = answer.content_type;
+            http.issued_session = answer.issued_session;
+            http.had_session = answer.had_session;
         }
     }
     live.close();

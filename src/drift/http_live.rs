@@ -21,9 +21,15 @@
 //!   headers arrived, so the server sees them in order; bodies are read
 //!   concurrently, so a server request in the middle of an SSE stream is
 //!   answered before the stream ends.
-//! - An HTTP error is reported by the next [`Live::recv`], with the status
-//!   and the start of the body. A request whose answer ended without its
-//!   response makes `recv` return `None` at once, as a timeout would.
+//! - An HTTP error status with a JSON-RPC body (a server rejecting a POST
+//!   answers with an error whose id is `null`, which answers the POST's
+//!   request) is an answer like any other; so is any error status the
+//!   driver said to expect ([`Live::expect_http_error`]: the recording had
+//!   one). Each POST's status, and a body that does not answer its request,
+//!   are kept for the comparison ([`Live::http_answer`]). Any other HTTP
+//!   error is reported by the next [`Live::recv`], with the status and the
+//!   start of the body. A request whose answer ended without its response
+//!   makes `recv` return `None` at once, as a timeout would.
 //!
 //! `https://` needs the `tls` feature, as for `record --upstream` (the same
 //! client, trusting the system's roots and `MCPCASSETTE_CA_FILE`).
@@ -49,7 +55,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::DriftError;
-use super::driver::Live;
+use super::driver::{Live, LiveAnswer};
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::{self, Era, MODERN_VERSION};
 use crate::transport::http::{
@@ -99,6 +105,23 @@ pub struct HttpLive {
     tool_schemas: HashMap<String, Value>,
     /// The messages that came on the server's own stream (GET), in order.
     server_stream: Vec<Value>,
+    /// How many messages were POSTed.
+    sent: usize,
+    /// Whether the next POST may be answered with an HTTP error.
+    tolerate_error: bool,
+    /// The HTTP answer to each POST, by its number (from 1).
+    answers: Answers,
+}
+
+/// The HTTP answers to POSTs, by number, as they become known.
+type Answers = Arc<Mutex<HashMap<usize, Known>>>;
+
+/// What is known of the answer to one POST.
+#[derive(Debug, Clone)]
+struct Known {
+    answer: LiveAnswer,
+    /// Whether its body (when it matters) has been read.
+    complete: bool,
 }
 
 /// One HTTP request for the sender.
@@ -113,6 +136,13 @@ struct Outgoing {
     /// A GET to send once this request was accepted (after
     /// `notifications/initialized`): the server's own stream.
     then_get: Option<Request<Full<Bytes>>>,
+    /// Its number, for [`HttpLive::answers`].
+    number: usize,
+    /// Whether an HTTP error with a body that is not JSON-RPC is an answer
+    /// (the recording had one) rather than a failure.
+    tolerate_error: bool,
+    /// Whether it carries a session id.
+    had_session: bool,
 }
 
 /// Which stream a server message came on.
@@ -165,7 +195,14 @@ impl HttpLive {
         let (outgoing, queue) = unbounded_channel();
         let (tx, incoming) = std_mpsc::channel();
         let session = Arc::new(Mutex::new(None));
-        runtime.spawn(dispatch(client.clone(), queue, tx, session.clone()));
+        let answers = Answers::default();
+        runtime.spawn(dispatch(
+            client.clone(),
+            queue,
+            tx,
+            session.clone(),
+            answers.clone(),
+        ));
         Ok(HttpLive {
             runtime: Some(runtime),
             client,
@@ -180,6 +217,9 @@ impl HttpLive {
             awaiting: None,
             tool_schemas: HashMap::new(),
             server_stream: Vec::new(),
+            sent: 0,
+            tolerate_error: false,
+            answers,
         })
     }
 
@@ -347,7 +387,9 @@ impl Live for HttpLive {
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             self.request(Method::GET, headers, Bytes::new())
         });
+        let had_session = headers.contains_key(SESSION_ID);
         let request = self.request(Method::POST, headers, body);
+        self.sent += 1;
         self.outgoing
             .send(Outgoing {
                 request,
@@ -355,6 +397,9 @@ impl Live for HttpLive {
                 expects,
                 initialize,
                 then_get,
+                number: self.sent,
+                tolerate_error: std::mem::take(&mut self.tolerate_error),
+                had_session,
             })
             .map_err(|_| DriftError::Live("the HTTP client has stopped".into()))
     }
@@ -383,6 +428,27 @@ impl Live for HttpLive {
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
                     return Ok(None);
                 }
+            }
+        }
+    }
+
+    fn sent(&self) -> Option<usize> {
+        Some(self.sent)
+    }
+
+    fn expect_http_error(&mut self) {
+        self.tolerate_error = true;
+    }
+
+    fn http_answer(&mut self, sent: usize, wait: Duration) -> Option<LiveAnswer> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let known = lock(&self.answers).get(&sent).cloned();
+            match known {
+                Some(known) if known.complete => return Some(known.answer),
+                Some(known) if Instant::now() >= deadline => return Some(known.answer),
+                None if Instant::now() >= deadline => return None,
+                _ => std::thread::sleep(Duration::from_millis(5)),
             }
         }
     }
@@ -427,6 +493,7 @@ async fn dispatch(
     mut queue: UnboundedReceiver<Outgoing>,
     tx: Sender<Heard>,
     session: Arc<Mutex<Option<String>>>,
+    answers: Answers,
 ) {
     while let Some(outgoing) = queue.recv().await {
         let response = match client.request(outgoing.request).await {
@@ -440,19 +507,34 @@ async fn dispatch(
                 continue;
             }
         };
+        let issued = header_text(response.headers(), SESSION_ID);
         if outgoing.initialize
             && response.status().is_success()
-            && let Some(id) = header_text(response.headers(), SESSION_ID)
+            && let Some(id) = issued.clone()
         {
             *session.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
         }
         let accepted = response.status().is_success();
-        tokio::spawn(read_answer(
-            response,
-            outgoing.label,
-            outgoing.expects,
-            tx.clone(),
-        ));
+        lock(&answers).insert(
+            outgoing.number,
+            Known {
+                answer: LiveAnswer {
+                    status: response.status().as_u16(),
+                    body: None,
+                    content_type: Some(media_type(response.headers())).filter(|m| !m.is_empty()),
+                    issued_session: issued.is_some(),
+                    had_session: outgoing.had_session,
+                },
+                complete: accepted,
+            },
+        );
+        let post = Post {
+            label: outgoing.label,
+            expects: outgoing.expects,
+            number: outgoing.number,
+            tolerate_error: outgoing.tolerate_error,
+        };
+        tokio::spawn(read_answer(response, post, tx.clone(), answers.clone()));
         if accepted && let Some(get) = outgoing.then_get {
             // Open before the next POST goes out: a server drops what it
             // has for its own stream while none is open (the TypeScript
@@ -468,12 +550,84 @@ async fn dispatch(
     }
 }
 
+/// The POST an answer is read for.
+struct Post {
+    /// `POST tools/call`, for messages.
+    label: String,
+    /// The id of the request POSTed.
+    expects: Option<Value>,
+    /// Its number, for the answers.
+    number: usize,
+    /// Whether an HTTP error that is not JSON-RPC is an answer.
+    tolerate_error: bool,
+}
+
+/// `lock()`, also after a panic elsewhere.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reads an HTTP error answer: its JSON-RPC messages are handed on (an
+/// error with a `null` id answers the POST's request); a body that does
+/// not answer the request is kept for the comparison. A body that is not
+/// JSON-RPC fails the session unless the error was expected.
+async fn read_error(
+    body: Incoming,
+    status: StatusCode,
+    post: Post,
+    tx: Sender<Heard>,
+    answers: Answers,
+) {
+    let bytes = match body.collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(e) => {
+            let _ = tx.send(Heard::Failed(format!(
+                "{}: HTTP {status} (the body could not be read: {e})",
+                post.label
+            )));
+            return;
+        }
+    };
+    let messages = parse_messages(&bytes)
+        .filter(|m| !m.is_empty() && m.iter().all(|m| jsonrpc::classify(m).is_ok()));
+    let answers_by_id = messages.as_ref().is_some_and(|messages| {
+        messages.iter().any(|m| {
+            jsonrpc::classify(m) == Ok(Kind::Response)
+                && post.expects.is_some()
+                && jsonrpc::id(m) == post.expects.as_ref()
+        })
+    });
+    if let Some(known) = lock(&answers).get_mut(&post.number) {
+        if !answers_by_id && !bytes.is_empty() {
+            known.answer.body = Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        known.complete = true;
+    }
+    let answered = match messages {
+        Some(messages) => deliver(messages, post.expects.as_ref(), Channel::Answer, &tx),
+        None if post.tolerate_error => false,
+        None => {
+            let _ = tx.send(Heard::Failed(format!(
+                "{}: HTTP {status}{}",
+                post.label,
+                excerpt(&bytes)
+            )));
+            return;
+        }
+    };
+    if let Some(id) = post.expects
+        && !answered
+    {
+        let _ = tx.send(Heard::Gone(id));
+    }
+}
+
 /// Reads the answer to a POST: its messages, or its error.
 async fn read_answer(
     response: Response<Incoming>,
-    label: String,
-    expects: Option<Value>,
+    post: Post,
     tx: Sender<Heard>,
+    answers: Answers,
 ) {
     let status = response.status();
     if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
@@ -482,13 +636,10 @@ async fn read_answer(
     let media = media_type(response.headers());
     let body = response.into_body();
     if !status.is_success() {
-        let excerpt = match body.collect().await {
-            Ok(body) => excerpt(&body.to_bytes()),
-            Err(e) => format!(" (the body could not be read: {e})"),
-        };
-        let _ = tx.send(Heard::Failed(format!("{label}: HTTP {status}{excerpt}")));
+        read_error(body, status, post, tx, answers).await;
         return;
     }
+    let Post { label, expects, .. } = post;
     let answered = if media == "text/event-stream" {
         read_sse(body, &label, expects.as_ref(), Channel::Answer, &tx).await
     } else {
@@ -583,7 +734,7 @@ fn deliver(
     for message in messages {
         answered |= expects.is_some()
             && jsonrpc::classify(&message) == Ok(Kind::Response)
-            && jsonrpc::id(&message) == expects;
+            && (jsonrpc::id(&message) == expects || jsonrpc::is_rejection(&message));
         let _ = tx.send(Heard::Message(message, channel));
     }
     answered
@@ -849,6 +1000,45 @@ mod tests {
             error.contains("POST tools/call: HTTP 500 Internal Server Error: boom at line 1"),
             "{error}"
         );
+    }
+
+    /// A rejection (400 with an error whose id is `null`) is an answer, kept
+    /// with its status and body; an expected error that is not JSON-RPC
+    /// ends the wait with its status.
+    #[test]
+    fn http_rejections_and_expected_errors_are_answers() {
+        let addr = serve(|request: Request<Incoming>| async move {
+            let body = request.into_body().collect().await.unwrap().to_bytes();
+            let message: Value = serde_json::from_slice(&body).unwrap();
+            match jsonrpc::method(&message) {
+                Some("server/discover") => full(
+                    400,
+                    "application/json",
+                    json!({"jsonrpc": "2.0", "id": null,
+                        "error": {"code": -32000, "message": "no session id"}})
+                    .to_string(),
+                ),
+                _ => full(404, "text/plain", "not here".into()),
+            }
+        });
+        let mut live = HttpLive::connect(&format!("http://{addr}/mcp"), Era::Legacy).unwrap();
+        live.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}))
+            .unwrap();
+        let first = live.sent().unwrap();
+        let rejection = live.recv(Duration::from_secs(10)).unwrap().unwrap();
+        assert!(jsonrpc::is_rejection(&rejection), "{rejection}");
+        let answer = live.http_answer(first, Duration::from_secs(10)).unwrap();
+        assert_eq!(answer.status, 400);
+        assert!(answer.body.unwrap().contains("no session id"));
+
+        live.expect_http_error();
+        live.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+            .unwrap();
+        let second = live.sent().unwrap();
+        assert_eq!(live.recv(Duration::from_secs(10)).unwrap(), None);
+        let answer = live.http_answer(second, Duration::from_secs(10)).unwrap();
+        assert_eq!(answer.status, 404);
+        assert_eq!(answer.body.as_deref(), Some("not here"));
     }
 
     #[test]

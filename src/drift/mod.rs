@@ -17,6 +17,7 @@ pub mod http_live;
 pub mod normalize;
 pub mod pending;
 pub mod render;
+pub mod sessions;
 pub mod streams;
 pub mod tools;
 mod update;

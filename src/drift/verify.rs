@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::driver::{DriveConfig, StdioLive, drive};
-use super::{DriftError, DriftReport, UpdateMode, compare, pending, streams};
+use super::{DriftError, DriftReport, UpdateMode, compare, pending, sessions, streams};
 use crate::cassette::{self, Cassette, Transport};
 use crate::redact::Redactor;
 
@@ -79,44 +79,69 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         Target::Recorded => recorded_target(&recorded)?,
         given => given.clone(),
     };
-    // What came on the server's own stream (GET), over HTTP.
-    let mut server_stream = Vec::new();
-    let mut observed = match &target {
-        Target::Url(url) => {
-            let mut live = super::http_live::HttpLive::connect(url, recorded.protocol.era)?;
-            let observed = drive(&recorded, &mut live, &drive_config)?;
-            server_stream = live.server_stream().to_vec();
-            observed
-        }
-        Target::Command(command) => {
-            drive(&recorded, &mut StdioLive::spawn(command)?, &drive_config)?
-        }
-        // A stdio recording's own command.
-        Target::Recorded => {
-            let (command, dir) = recorded_command(&recorded, &config.cassette)?;
-            let mut live = StdioLive::spawn_in(&command, dir.as_deref())
-                .map_err(|e| relative_hint(e, &recorded, &config.cassette))?;
-            drive(&recorded, &mut live, &drive_config)?
-        }
-    };
     // Masked as the recording was, so secrets neither differ nor leak.
     let redactor =
         Redactor::new(&recorded.rules.redaction()).map_err(|e| DriftError::Rules(e.to_string()))?;
-    for interaction in &mut observed.interactions {
-        for message in interaction.messages_mut() {
+    // Each client session of an HTTP recording in a live session of its own.
+    let sessions = match &target {
+        Target::Url(_) => sessions::split(&recorded),
+        _ => vec![recorded.clone()],
+    };
+    if sessions.len() > 1 {
+        tracing::info!(
+            "the recording has {} client sessions; each is verified in a new live session",
+            sessions.len()
+        );
+    }
+    let mut observed: Option<Cassette> = None;
+    let mut reordered = 0;
+    for session in &sessions {
+        // What came on the server's own stream (GET), over HTTP.
+        let mut server_stream = Vec::new();
+        let mut live = match &target {
+            Target::Url(url) => {
+                let mut live = super::http_live::HttpLive::connect(url, recorded.protocol.era)?;
+                let observed = drive(session, &mut live, &drive_config)?;
+                server_stream = live.server_stream().to_vec();
+                observed
+            }
+            Target::Command(command) => {
+                drive(session, &mut StdioLive::spawn(command)?, &drive_config)?
+            }
+            // A stdio recording's own command.
+            Target::Recorded => {
+                let (command, dir) = recorded_command(&recorded, &config.cassette)?;
+                let mut live = StdioLive::spawn_in(&command, dir.as_deref())
+                    .map_err(|e| relative_hint(e, &recorded, &config.cassette))?;
+                drive(session, &mut live, &drive_config)?
+            }
+        };
+        for interaction in &mut live.interactions {
+            for message in interaction.messages_mut() {
+                redactor.redact_message(message);
+            }
+            if let Some(body) = interaction.http.as_mut().and_then(|h| h.body.as_mut())
+                && let std::borrow::Cow::Owned(masked) = redactor.redact_text(body)
+            {
+                *body = masked;
+            }
+        }
+        for message in &mut server_stream {
             redactor.redact_message(message);
         }
+        live.transport = recorded.transport.clone();
+        reordered += streams::align(
+            session,
+            &mut live,
+            &server_stream,
+            &recorded.rules.normalize,
+        );
+        match &mut observed {
+            Some(observed) => observed.interactions.extend(live.interactions),
+            None => observed = Some(live),
+        }
     }
-    for message in &mut server_stream {
-        redactor.redact_message(message);
-    }
-    observed.transport = recorded.transport.clone();
-    let reordered = streams::align(
-        &recorded,
-        &mut observed,
-        &server_stream,
-        &recorded.rules.normalize,
-    );
+    let observed = observed.expect("a recording has at least one session");
     if reordered > 0 {
         tracing::debug!(
             "{reordered} interaction(s) interleave the GET stream with their answers \

@@ -205,7 +205,12 @@ impl Inner {
             };
             let mut state = lock(&self.state);
             match jsonrpc::classify(&message) {
-                Ok(Kind::Response) if jsonrpc::id(&message) == Some(&proxy_id) => {
+                // A rejection of the POST (an error with a `null` id)
+                // answers the request it carried.
+                Ok(Kind::Response)
+                    if jsonrpc::id(&message) == Some(&proxy_id)
+                        || jsonrpc::is_rejection(&message) =>
+                {
                     let response = with_id(message, live_id);
                     state.observe(Direction::ServerToClient, response.clone());
                     let _ = sink.responses.send(encode(&response));
@@ -252,7 +257,9 @@ impl Inner {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match live.recv(left).map_err(|e| e.to_string())? {
-                Some(message) if jsonrpc::id(&message) == Some(&id) => {
+                Some(message)
+                    if jsonrpc::id(&message) == Some(&id) || jsonrpc::is_rejection(&message) =>
+                {
                     if let Some(error) = message.get("error") {
                         return Err(format!("it answered `initialize` with an error: {error}"));
                     }

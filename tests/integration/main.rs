@@ -37,4 +37,5 @@ mod testkit;
 mod tsdk_progress;
 mod verify;
 mod verify_http;
+mod verify_sessions;
 mod verify_streams;

@@ -158,11 +158,20 @@ impl Tap {
         opened
     }
 
-    /// Files server messages; `None` (not JSON) files nothing.
-    pub(super) fn server_messages(&self, messages: Vec<Value>) {
-        if let Some(mut recording) = self.lock() {
-            for message in messages {
-                recording.observe(Direction::ServerToClient, message);
+    /// Files the messages of the answer to a POST that carried the
+    /// requests `request_ids`: an error with a `null` id (the server
+    /// rejected the POST itself) answers the POST's request, when it
+    /// carried one.
+    pub(super) fn answer_messages(&self, messages: Vec<Value>, request_ids: &[Value]) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        for message in messages {
+            match request_ids {
+                [request] if jsonrpc::is_rejection(&message) => {
+                    recording.observe_answer(request, message);
+                }
+                _ => recording.observe(Direction::ServerToClient, message),
             }
         }
     }
@@ -290,6 +299,23 @@ impl Recording {
             self.journalled = true;
         }
         self.builder.observe(direction, message);
+    }
+
+    /// Journals a server response to the client request `request`, then
+    /// files it as that request's answer whatever its id.
+    fn observe_answer(&mut self, request: &Value, mut message: Value) {
+        if !self.sessions.is_empty() {
+            mask_sessions(&mut message, &self.sessions);
+        }
+        self.redactor.redact_message(&mut message);
+        if let Some(journal) = &mut self.journal {
+            if let Err(e) = journal.append(Direction::ServerToClient, &message) {
+                tracing::warn!("{e}; the recording is no longer crash-safe");
+                self.journal = None;
+            }
+            self.journalled = true;
+        }
+        self.builder.respond_to(request, message);
     }
 
     /// Starts the journal again with the current transport in its header,

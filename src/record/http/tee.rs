@@ -275,7 +275,7 @@ impl Tee {
             .into_iter()
             .filter(|m| crate::jsonrpc::classify(m).is_ok())
             .collect();
-        self.tap.server_messages(valid);
+        self.tap.answer_messages(valid, &self.opened.request_ids);
     }
 
     /// Keeps a body that is not a JSON-RPC answer, as text.
