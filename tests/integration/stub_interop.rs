@@ -36,6 +36,7 @@ use mcpcassette::check::{self, CheckConfig, Code};
 use mcpcassette::fixture::{self, FixtureTool};
 use serde_json::{Value, json};
 
+use crate::support::pinned::required;
 use crate::support::{self, mcpcassette};
 
 /// How long one client run may take.
@@ -44,23 +45,6 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// The name of the control tool made from `tool`.
 fn control_name(tool: &str) -> String {
     format!("{tool}_text_only")
-}
-
-/// A path from `variable`, which must name an existing file or folder.
-fn required(variable: &str, what: &str) -> PathBuf {
-    let Some(path) = std::env::var_os(variable) else {
-        panic!(
-            "{variable} is not set. These tests need {what}: run `bash .ci/run`, which installs \
-             it into .ci/work/ and sets {variable}"
-        );
-    };
-    let path = std::path::absolute(PathBuf::from(path)).unwrap();
-    assert!(
-        path.exists(),
-        "{variable}={} does not exist; it must name {what}",
-        path.display()
-    );
-    path
 }
 
 /// `node_modules` with `@modelcontextprotocol/sdk` in it.
