@@ -170,26 +170,10 @@ fn unpaired(findings: &mut Vec<Finding>, pointer: &str, request: &Value, respons
 /// Recorded `tools/call` arguments against the `inputSchema` of the tool
 /// as the recorded `tools/list` advertised it.
 pub fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
-    let mut tools: HashMap<&str, Option<ToolArguments>> = HashMap::new();
-    for interaction in &cassette.interactions {
-        if interaction.method() != "tools/list" {
-            continue;
-        }
-        let listed = interaction
-            .response
-            .as_ref()
-            .and_then(|r| r.pointer("/result/tools"))
-            .and_then(Value::as_array);
-        for tool in listed.into_iter().flatten() {
-            if let (Some(name), Some(schema)) = (
-                tool.get("name").and_then(Value::as_str),
-                tool.get("inputSchema"),
-            ) {
-                // An invalid schema is reported by the shape check.
-                tools.insert(name, ToolArguments::new(schema).ok());
-            }
-        }
-    }
+    // An invalid schema is reported by the shape check.
+    let tools: HashMap<&str, Option<ToolArguments>> = advertised(cassette, "inputSchema")
+        .map(|(name, schema)| (name, ToolArguments::new(schema).ok()))
+        .collect();
     for (i, interaction) in cassette.interactions.iter().enumerate() {
         let Some(request) = interaction
             .request()
@@ -220,26 +204,26 @@ pub fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
 /// advertise, compiled (`None`: it does not compile, which the shape check
 /// reports). Tools without one are absent.
 pub fn output_schemas(cassette: &Cassette) -> HashMap<&str, Option<ToolOutput>> {
-    let mut tools = HashMap::new();
-    for interaction in &cassette.interactions {
-        if interaction.method() != "tools/list" {
-            continue;
-        }
-        let listed = interaction
-            .response
-            .as_ref()
-            .and_then(|r| r.pointer("/result/tools"))
-            .and_then(Value::as_array);
-        for tool in listed.into_iter().flatten() {
-            if let (Some(name), Some(schema)) = (
-                tool.get("name").and_then(Value::as_str),
-                tool.get("outputSchema"),
-            ) {
-                tools.insert(name, ToolOutput::new(schema).ok());
-            }
-        }
-    }
-    tools
+    advertised(cassette, "outputSchema")
+        .map(|(name, schema)| (name, ToolOutput::new(schema).ok()))
+        .collect()
+}
+
+/// The name and `field` (a schema) of each tool the recorded `tools/list`
+/// answers advertise with one, in recorded order (a later listing of a name
+/// wins once collected).
+fn advertised<'a>(
+    cassette: &'a Cassette,
+    field: &'a str,
+) -> impl Iterator<Item = (&'a str, &'a Value)> + 'a {
+    cassette
+        .interactions
+        .iter()
+        .filter(|interaction| interaction.method() == "tools/list")
+        .filter_map(|interaction| interaction.response.as_ref()?.pointer("/result/tools"))
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(move |tool| Some((tool.get("name")?.as_str()?, tool.get(field)?)))
 }
 
 /// Findings for a `tools/call` result of `name` (at `pointer`, which holds

@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::cassette;
-use mcpcassette::cassette::Interaction;
+use mcpcassette::cassette::{Cassette, Interaction};
+use mcpcassette::matching::Rules;
 use mcpcassette::replay::http::HttpReplayConfig;
 use mcpcassette::replay::{
-    Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, file_session_traffic,
-    serve_with,
+    Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream,
+    file_session_traffic, serve_with,
 };
 use mcpcassette::transport::stdio::process_stdio;
 
@@ -24,14 +25,7 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
     let (command, dir) = recorded_place(&recorded, path, command);
     let upstream = NewEpisodes::for_cassette(command, &recorded, dir);
-    let config = ReplayConfig {
-        path: path.to_owned(),
-        rules: Some(rules),
-        mode: "new-episodes".into(),
-        upstream: Some(upstream.clone() as Arc<dyn mcpcassette::replay::Upstream>),
-    };
-    let engine = Engine::with_config(recorded, config);
-    super::logging::set_redactor(engine.redactor().clone());
+    let engine = engine(recorded, path, rules, upstream.clone());
     // One runtime for both: the server process belongs to it.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -64,14 +58,7 @@ pub fn run_http(
         recorded.protocol.era,
         recorded.transport.clone(),
     );
-    let config = ReplayConfig {
-        path: path.to_owned(),
-        rules: Some(rules),
-        mode: "new-episodes".into(),
-        upstream: Some(upstream.clone() as Arc<dyn mcpcassette::replay::Upstream>),
-    };
-    let engine = Engine::with_config(recorded, config);
-    super::logging::set_redactor(engine.redactor().clone());
+    let engine = engine(recorded, path, rules, upstream.clone());
     let http_config = HttpReplayConfig {
         sessions: replay::session_mode(matching),
         ..HttpReplayConfig::new(listen)
@@ -79,6 +66,25 @@ pub fn run_http(
     let summary = replay::serve_http_engine(&engine, http_config)?;
     append(&engine, path, Vec::new(), &upstream.finish())?;
     conclude(&engine, &summary, matching, upstream.failures())
+}
+
+/// The replay engine of `new-episodes`: misses go to `upstream`, and the
+/// log masks what the cassette masks.
+fn engine(
+    recorded: Cassette,
+    path: &Path,
+    rules: Rules,
+    upstream: Arc<dyn Upstream>,
+) -> Arc<Engine> {
+    let config = ReplayConfig {
+        path: path.to_owned(),
+        rules: Some(rules),
+        mode: "new-episodes".into(),
+        upstream: Some(upstream),
+    };
+    let engine = Engine::with_config(recorded, config);
+    super::logging::set_redactor(engine.redactor().clone());
+    engine
 }
 
 /// Appends what the server answered to the cassette, masked as the

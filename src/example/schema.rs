@@ -189,10 +189,7 @@ impl Walk<'_> {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let most = map
-            .get("maxProperties")
-            .and_then(Value::as_u64)
-            .map_or(usize::MAX, |n| n as usize);
+        let most = upper_bound(map, "maxProperties");
         let optional = self.style != Style::Minimal && depth < SHALLOW;
         let room = most.saturating_sub(required.len());
         let mut out = Map::new();
@@ -216,11 +213,7 @@ impl Walk<'_> {
                 out.insert(name.to_owned(), self.value(&schema, depth + 1, variant));
             }
         }
-        let least = map
-            .get("minProperties")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-            .min(LARGEST) as usize;
+        let least = lower_bound(map, "minProperties");
         let extra = map
             .get("additionalProperties")
             .unwrap_or(&Value::Bool(true));
@@ -258,15 +251,8 @@ impl Walk<'_> {
             (_, Some(Value::Array(prefix))) => (prefix.as_slice(), map.get("additionalItems")),
             (_, items) => (&[][..], items),
         };
-        let least = map
-            .get("minItems")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-            .min(LARGEST) as usize;
-        let most = map
-            .get("maxItems")
-            .and_then(Value::as_u64)
-            .map_or(usize::MAX, |n| n as usize);
+        let least = lower_bound(map, "minItems");
+        let most = upper_bound(map, "maxItems");
         let wanted = match self.style {
             Style::Minimal => least,
             _ if depth >= SHALLOW => least,
@@ -421,16 +407,24 @@ fn type_of(map: &Map<String, Value>) -> Option<&str> {
     }
 }
 
-fn string(map: &Map<String, Value>, variant: usize) -> Value {
-    let least = map
-        .get("minLength")
+/// A `min…` keyword's count (0 when absent), capped at [`LARGEST`].
+fn lower_bound(map: &Map<String, Value>, keyword: &str) -> usize {
+    map.get(keyword)
         .and_then(Value::as_u64)
         .unwrap_or(0)
-        .min(LARGEST) as usize;
-    let most = map
-        .get("maxLength")
+        .min(LARGEST) as usize
+}
+
+/// A `max…` keyword's count (no limit when absent).
+fn upper_bound(map: &Map<String, Value>, keyword: &str) -> usize {
+    map.get(keyword)
         .and_then(Value::as_u64)
-        .map_or(usize::MAX, |n| n as usize);
+        .map_or(usize::MAX, |n| n as usize)
+}
+
+fn string(map: &Map<String, Value>, variant: usize) -> Value {
+    let least = lower_bound(map, "minLength");
+    let most = upper_bound(map, "maxLength");
     let regex = map.get("pattern").and_then(Value::as_str);
     let format = map.get("format").and_then(Value::as_str);
     let mut text = format

@@ -11,34 +11,13 @@ use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
 
 use super::link::Link;
 use super::server::MockServer;
-use crate::cassette::{Cassette, FORMAT_VERSION, ProtocolInfo, Transport};
-use crate::matching::Rules;
+use crate::cassette::Cassette;
 use crate::protocol::Era;
 use crate::replay::http::HttpReplayConfig;
 use crate::replay::{Engine, ReplayConfig};
 
 /// The buffer of [`MockServer::duplex`] streams.
 const DUPLEX_BUFFER: usize = 64 * 1024;
-
-/// A cassette with nothing recorded: everything goes to the upstream.
-fn empty_cassette() -> Cassette {
-    Cassette {
-        format_version: FORMAT_VERSION,
-        recorded_at: String::new(),
-        transport: Transport::Stdio {
-            command: Vec::new(),
-            cwd: None,
-        },
-        protocol: ProtocolInfo {
-            era: Era::Unknown,
-            version: None,
-        },
-        server: None,
-        rules: Rules::default(),
-        opening: Vec::new(),
-        interactions: Vec::new(),
-    }
-}
 
 impl MockServer {
     /// A replay engine answering from this mock, for one connection (or one
@@ -52,7 +31,8 @@ impl MockServer {
             mode: "mock".to_owned(),
             upstream: Some(Link::new(self.clone())),
         };
-        Engine::with_config(empty_cassette(), config)
+        // Nothing recorded: everything goes to the upstream.
+        Engine::with_config(Cassette::empty(Era::Unknown), config)
     }
 
     /// Serves one client over newline-delimited JSON on any byte stream,

@@ -637,9 +637,7 @@ impl Inner {
     /// Answers a request the server cannot with [`UPSTREAM_FAILED`].
     fn respond_failure(&self, sink: &Sink, id: Value, reason: &str) {
         self.failed.fetch_add(1, Ordering::SeqCst);
-        let message = format!("mcpcassette: the server for new episodes failed: {reason}");
-        let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
-        let _ = sink.responses.send(encode(&error));
+        answer_upstream_failed(sink, id, reason);
     }
 }
 
@@ -866,19 +864,27 @@ fn fallback_initialize() -> Value {
     })
 }
 
+/// Answers the request `id` with [`UPSTREAM_FAILED`], saying why the live
+/// server (of either transport) could not answer it.
+pub(super) fn answer_upstream_failed(sink: &Sink, id: Value, reason: &str) {
+    let message = format!("mcpcassette: the server for new episodes failed: {reason}");
+    let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
+    let _ = sink.responses.send(encode(&error));
+}
+
 /// `message` with another id.
-fn with_id(mut message: Value, id: Value) -> Value {
+pub(super) fn with_id(mut message: Value, id: Value) -> Value {
     if let Some(fields) = message.as_object_mut() {
         fields.insert("id".into(), id);
     }
     message
 }
 
-fn encode(message: &Value) -> Vec<u8> {
+pub(super) fn encode(message: &Value) -> Vec<u8> {
     serde_json::to_vec(message).expect("JSON values serialise")
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -16,13 +16,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::engine::Sink;
-use super::episodes::UPSTREAM_FAILED;
+use super::episodes::{answer_upstream_failed, encode, lock, with_id};
 use super::upstream::{Forwarding, Upstream};
 use crate::cassette::{Builder, Direction, Interaction, Transport};
 use crate::drift::driver::Live;
@@ -279,9 +279,7 @@ impl Inner {
         lock(&self.state)
             .failure
             .get_or_insert_with(|| reason.to_owned());
-        let message = format!("mcpcassette: the server for new episodes failed: {reason}");
-        let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
-        let _ = sink.responses.send(encode(&error));
+        answer_upstream_failed(sink, id, reason);
     }
 }
 
@@ -297,21 +295,4 @@ impl State {
             builder.observe(direction, message);
         }
     }
-}
-
-fn with_id(mut message: Value, id: Value) -> Value {
-    if let Some(fields) = message.as_object_mut() {
-        fields.insert("id".into(), id);
-    }
-    message
-}
-
-fn encode(message: &Value) -> Vec<u8> {
-    serde_json::to_vec(message).expect("JSON values serialise")
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -341,36 +341,7 @@ fn check_reports_structure_with_line_and_pointer() {
 /// A live session's lists, as a client sees them: the legacy handshake,
 /// then each list, every page.
 fn live_lists(command: &[String]) -> Vec<(&'static str, Vec<Value>)> {
-    let mut live = StdioLive::spawn(command).unwrap();
-    let mut next_id = 0;
-    let mut request = |live: &mut StdioLive, method: &str, params: Value| -> Value {
-        next_id += 1;
-        let id = json!(next_id);
-        live.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let message = live
-                .recv(left)
-                .unwrap()
-                .unwrap_or_else(|| panic!("no answer to {method}"));
-            if message.get("id") == Some(&id) && message.get("method").is_none() {
-                return message["result"].clone();
-            }
-            if message.get("id").is_some() && message.get("method").is_some() {
-                live.send(&json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}))
-                    .unwrap();
-            }
-        }
-    };
-    let init = request(
-        &mut live,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-    );
-    live.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .unwrap();
+    let (mut session, init) = Session::start(command);
     let mut lists = Vec::new();
     for (method, capability, key) in [
         ("tools/list", "tools", "tools"),
@@ -382,7 +353,7 @@ fn live_lists(command: &[String]) -> Vec<(&'static str, Vec<Value>)> {
         if init["capabilities"].get(capability).is_some() {
             let mut params = json!({});
             loop {
-                let result = request(&mut live, method, params);
+                let result = session.request(method, params)["result"].clone();
                 items.extend(result[key].as_array().unwrap().iter().cloned());
                 match result.get("nextCursor").and_then(Value::as_str) {
                     Some(cursor) => params = json!({"cursor": cursor}),
@@ -392,8 +363,65 @@ fn live_lists(command: &[String]) -> Vec<(&'static str, Vec<Value>)> {
         }
         lists.push((key, items));
     }
-    live.close();
+    session.close();
     lists
+}
+
+/// A legacy-era client session with a stdio server, for the tests that
+/// read what a server offers.
+struct Session {
+    live: StdioLive,
+    next_id: u64,
+}
+
+impl Session {
+    /// Starts `command` and initialises it; returns the session and the
+    /// `initialize` result.
+    fn start(command: &[String]) -> (Session, Value) {
+        let mut session = Session {
+            live: StdioLive::spawn(command).unwrap(),
+            next_id: 0,
+        };
+        let init = session.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        )["result"]
+            .clone();
+        session
+            .live
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .unwrap();
+        (session, init)
+    }
+
+    /// The response to one request; server requests that come meanwhile
+    /// are refused.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        let live = &mut self.live;
+        live.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = live
+                .recv(left)
+                .unwrap()
+                .unwrap_or_else(|| panic!("no answer to {method}"));
+            if message.get("id") == Some(&id) && message.get("method").is_none() {
+                return message;
+            }
+            if message.get("id").is_some() && message.get("method").is_some() {
+                live.send(&json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}))
+                    .unwrap();
+            }
+        }
+    }
+
+    fn close(mut self) {
+        self.live.close();
+    }
 }
 
 fn names(items: &[Value], key: &str) -> Vec<String> {
@@ -492,33 +520,8 @@ fn call_every_tool(fixture: &Path) -> Vec<(Value, Value)> {
         "serve".to_owned(),
         fixture.display().to_string(),
     ];
-    let mut live = StdioLive::spawn(&command).unwrap();
-    let mut next_id = 0;
-    let mut request = |live: &mut StdioLive, method: &str, params: Value| -> Value {
-        next_id += 1;
-        let id = json!(next_id);
-        live.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let message = live
-                .recv(left)
-                .unwrap()
-                .unwrap_or_else(|| panic!("no answer to {method}"));
-            if message.get("id") == Some(&id) && message.get("method").is_none() {
-                return message;
-            }
-        }
-    };
-    request(
-        &mut live,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-    );
-    live.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .unwrap();
-    let tools = request(&mut live, "tools/list", json!({}))["result"]["tools"].clone();
+    let (mut session, _) = Session::start(&command);
+    let tools = session.request("tools/list", json!({}))["result"]["tools"].clone();
     let calls = tools
         .as_array()
         .unwrap()
@@ -526,10 +529,10 @@ fn call_every_tool(fixture: &Path) -> Vec<(Value, Value)> {
         .map(|tool| {
             let arguments = mcpcassette::example::from_schema(&tool["inputSchema"]);
             let params = json!({"name": tool["name"], "arguments": arguments});
-            (tool.clone(), request(&mut live, "tools/call", params))
+            (tool.clone(), session.request("tools/call", params))
         })
         .collect();
-    live.close();
+    session.close();
     calls
 }
 

@@ -10,7 +10,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, rmcp_http_server};
+use crate::support::http::{Served, record_upstream, rmcp_http_server};
 use crate::support::mcpcassette;
 
 #[derive(Debug, Clone, Copy)]
@@ -62,14 +62,7 @@ async fn three_ways(era: Era) {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rmcp.json");
-    let mut record = mcpcassette();
-    record.arg("record").arg("--cassette").arg(&path).args([
-        "--upstream",
-        &live.url,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    let recorder = Served::start(record);
+    let recorder = Served::start(record_upstream(&path, &live.url));
     let recorded = session(&recorder.url, era).await;
     assert!(recorder.stop().success());
     drop(live);
@@ -129,14 +122,7 @@ async fn rmcp_http_client_modern_direct_recorded_replayed() {
 /// Records one legacy session through `record --upstream`.
 async fn recorded_legacy_session(path: &std::path::Path) {
     let live = Served::start(rmcp_http_server());
-    let mut record = mcpcassette();
-    record.arg("record").arg("--cassette").arg(path).args([
-        "--upstream",
-        &live.url,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    let recorder = Served::start(record);
+    let recorder = Served::start(record_upstream(path, &live.url));
     session(&recorder.url, Era::Legacy).await;
     assert!(recorder.stop().success());
 }

@@ -15,7 +15,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::http::{Served, rmcp_http_server};
+use crate::support::http::{Served, record_upstream, rmcp_http_server};
 use crate::support::mcpcassette;
 
 const VARIABLE: &str = "MCPCASSETTE_NODE_MODULES";
@@ -71,14 +71,7 @@ fn inspector_sessions_each_see_the_whole_recording() {
 
     let live = Served::start(rmcp_http_server());
     let direct = inspector(&modules, home.path(), &live.url, "tools/list");
-    let mut record = mcpcassette();
-    record.arg("record").arg("--cassette").arg(&path).args([
-        "--upstream",
-        &live.url,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    let recorder = Served::start(record);
+    let recorder = Served::start(record_upstream(&path, &live.url));
     let recorded = inspector(&modules, home.path(), &recorder.url, "tools/list");
     assert!(recorder.stop().success());
     drop(live);

@@ -76,6 +76,7 @@ use serde_json::{Map, Value, json};
 
 use crate::support;
 use crate::support::http::Served;
+use crate::support::pinned::required;
 use crate::support::process::run_with_deadline;
 
 /// How long one client run may take: a run takes one to three seconds
@@ -181,26 +182,6 @@ fn expected() -> Value {
         "prompts": ["review"],
         "review": "Review this code: x=1"
     })
-}
-
-/// The path a variable names, made absolute (not canonical: a venv's
-/// `bin/python` is a symlink whose target would not see the venv), or a
-/// panic saying how to get it.
-fn required(variable: &str, what: &str) -> PathBuf {
-    let Some(value) = std::env::var_os(variable) else {
-        panic!(
-            "{variable} is not set. The interop matrix needs {what}: run `bash .ci/run` \
-             (it installs the pinned packages into .ci/work/ and sets {variable}), or set \
-             {variable} yourself"
-        );
-    };
-    let path = std::path::absolute(PathBuf::from(value)).unwrap();
-    assert!(
-        path.exists(),
-        "{variable}={} does not exist; it must name {what}",
-        path.display()
-    );
-    path
 }
 
 fn node_modules() -> PathBuf {

@@ -238,15 +238,22 @@ fn stdio_report_commands_run_from_another_directory() {
     assert_eq!(rerecorded.transport, recorded.transport);
 
     // verify, from elsewhere, finds the relative server too.
+    let (code, stderr) = verify_from(elsewhere.path(), &path);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// `mcpcassette verify CASSETTE` run from `dir`, never updating the
+/// cassette: its exit code and stderr.
+fn verify_from(dir: &Path, cassette: &Path) -> (Option<i32>, String) {
     let output = mcpcassette()
-        .current_dir(elsewhere.path())
+        .current_dir(dir)
         .env("MCPCASSETTE_UPDATE", "no")
         .arg("verify")
-        .arg(&path)
+        .arg(cassette)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), stderr)
 }
 
 #[test]
@@ -393,15 +400,8 @@ fn verify_says_what_to_run_when_the_recorded_directory_is_gone() {
         cwd: Some("/nonexistent/project".into()),
     };
     cassette::save(&path, &moved).unwrap();
-    let output = mcpcassette()
-        .current_dir(dir.path())
-        .env("MCPCASSETTE_UPDATE", "no")
-        .arg("verify")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = verify_from(dir.path(), &path);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("cannot start the live server `venv/bin/python`"),
         "{stderr}"

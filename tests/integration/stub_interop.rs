@@ -28,16 +28,15 @@
 //! `MCPCASSETTE_FASTMCP_PYTHON` (with `fastmcp`) set. Without them the
 //! tests fail rather than pass vacuously.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
 
 use mcpcassette::check::{self, CheckConfig, Code};
 use mcpcassette::fixture::{self, FixtureTool};
 use serde_json::{Value, json};
 
+use crate::support::pinned::required;
 use crate::support::{self, mcpcassette};
 
 /// How long one client run may take.
@@ -46,23 +45,6 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// The name of the control tool made from `tool`.
 fn control_name(tool: &str) -> String {
     format!("{tool}_text_only")
-}
-
-/// A path from `variable`, which must name an existing file or folder.
-fn required(variable: &str, what: &str) -> PathBuf {
-    let Some(path) = std::env::var_os(variable) else {
-        panic!(
-            "{variable} is not set. These tests need {what}: run `bash .ci/run`, which installs \
-             it into .ci/work/ and sets {variable}"
-        );
-    };
-    let path = std::path::absolute(PathBuf::from(path)).unwrap();
-    assert!(
-        path.exists(),
-        "{variable}={} does not exist; it must name {what}",
-        path.display()
-    );
-    path
 }
 
 /// `node_modules` with `@modelcontextprotocol/sdk` in it.
@@ -118,36 +100,9 @@ fn run_json(command: Command, what: &str) -> Value {
 }
 
 /// Runs `command` to the end (with a deadline): status, stdout, stderr.
-fn run(mut command: Command, what: &str) -> (ExitStatus, String, String) {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-    let collect = |mut pipe: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut text = String::new();
-            pipe.read_to_string(&mut text).unwrap();
-            text
-        })
-    };
-    let stdout = collect(Box::new(child.stdout.take().unwrap()));
-    let stderr = collect(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} did not finish within {TIMEOUT:?}");
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    (status, stdout.join().unwrap(), stderr.join().unwrap())
+fn run(command: Command, what: &str) -> (ExitStatus, String, String) {
+    let done = support::process::run_with_deadline(command, TIMEOUT, what);
+    (done.status, done.stdout, done.stderr)
 }
 
 /// `mcpcassette stub -o PATH -- SERVER` (with `NODE_PATH` for servers

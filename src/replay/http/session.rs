@@ -239,23 +239,7 @@ impl StreamLog {
 /// An engine for an empty legacy cassette, for tests of what carries it.
 #[cfg(test)]
 pub(super) fn test_engine() -> Arc<Engine> {
-    use crate::cassette::{Cassette, FORMAT_VERSION, ProtocolInfo, Transport};
-    let cassette = Cassette {
-        format_version: FORMAT_VERSION,
-        recorded_at: String::new(),
-        transport: Transport::Stdio {
-            command: Vec::new(),
-            cwd: None,
-        },
-        protocol: ProtocolInfo {
-            era: crate::protocol::Era::Legacy,
-            version: None,
-        },
-        server: None,
-        rules: Default::default(),
-        opening: Vec::new(),
-        interactions: Vec::new(),
-    };
+    let cassette = crate::cassette::Cassette::empty(crate::protocol::Era::Legacy);
     Engine::new(cassette, std::path::Path::new("t.json"))
 }
 

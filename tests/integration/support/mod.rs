@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod peer;
+pub mod pinned;
 pub mod process;
 pub mod recorder;
 
