@@ -281,8 +281,9 @@ pub struct MatchArgs {
     /// Exit with status 1 when recorded interactions were never used.
     #[arg(long)]
     pub fail_on_unused: bool,
-    /// Over HTTP: each client session replays the cassette from the top
-    /// (isolated), or all sessions draw from one set of answers (shared).
+    /// Over HTTP: each client session (legacy: `initialize`; modern:
+    /// `server/discover`) replays the cassette from the top (isolated), or
+    /// all sessions draw from one set of answers (shared).
     #[arg(long, value_parser = ["isolated", "shared"], default_value = "isolated")]
     pub sessions: String,
 }

@@ -1308,6 +1308,140 @@ async fn shared_sessions_draw_from_one_set_of_answers() {
     assert_eq!(summary.misses.len(), 2);
 }
 
+/// One modern client run: discover, then `tools/list` and an echo, as the
+/// client sees them (2026-07-28 has no sessions: POSTs only).
+async fn modern_client_run(http: &Http) -> (Value, Value) {
+    let version = ("mcp-protocol-version", MODERN_VERSION);
+    let discover = modern_request(1, "server/discover", json!({}));
+    let found = http
+        .post(&discover, &[version, ("mcp-method", "server/discover")])
+        .await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.text());
+    assert!(found.json()["result"]["supportedVersions"].is_array());
+    assert!(found.header("mcp-session-id").is_none(), "no sessions");
+    let list = modern_request(2, "tools/list", json!({}));
+    let tools = http
+        .post(&list, &[version, ("mcp-method", "tools/list")])
+        .await;
+    let echo = modern_request(
+        3,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hello"}}),
+    );
+    let headers = [version, ("mcp-method", "tools/call"), ("mcp-name", "echo")];
+    let echoed = http.post(&echo, &headers).await;
+    (tools.json(), echoed.json())
+}
+
+#[tokio::test]
+async fn each_modern_discover_replays_the_cassette_from_the_top() {
+    let replay = Replay::start(demo("demo-modern.json")).await;
+    let http = replay.http();
+    // Before any discover: the initial state answers.
+    let version = ("mcp-protocol-version", MODERN_VERSION);
+    let add = modern_request(
+        9,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 40}}),
+    );
+    let headers = [version, ("mcp-method", "tools/call"), ("mcp-name", "add")];
+    let added = http.post(&add, &headers).await.json();
+    assert!(added["result"].is_object(), "{added}");
+    for n in 0..3 {
+        let seen = modern_client_run(&http).await;
+        let (tools, echoed) = &seen;
+        let listed = tools["result"]["tools"].as_array().map(Vec::len);
+        assert!(listed.is_some_and(|n| n > 0), "run {n}: {tools}");
+        assert_eq!(tool_text(echoed), "echo: hello", "run {n}: {echoed}");
+        // Within one run answers still run out, as a fresh server's would.
+        let again = modern_request(
+            4,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "hello"}}),
+        );
+        let headers = [version, ("mcp-method", "tools/call"), ("mcp-name", "echo")];
+        let again = http.post(&again, &headers).await.json();
+        assert_eq!(again["error"]["code"], EXHAUSTED, "run {n}: {again}");
+    }
+    let summary = replay.stop().await;
+    assert_eq!(summary.misses.len(), 3, "one exhausted echo per run");
+    assert!(summary.misses.iter().all(|m| m.code() == EXHAUSTED));
+    for used in [0, 1, 2, 3] {
+        assert!(!summary.unused.contains(&used), "{used} was used by a run");
+    }
+    assert!(summary.unused.contains(&4), "count was never called");
+}
+
+#[tokio::test]
+async fn modern_unused_counts_what_no_client_run_used() {
+    let replay = Replay::start(demo("demo-modern.json")).await;
+    let http = replay.http();
+    let version = ("mcp-protocol-version", MODERN_VERSION);
+    let discover = modern_request(1, "server/discover", json!({}));
+    let discovering = [version, ("mcp-method", "server/discover")];
+    let add = modern_request(
+        2,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 40}}),
+    );
+    let adding = [version, ("mcp-method", "tools/call"), ("mcp-name", "add")];
+    let divide = modern_request(
+        2,
+        "tools/call",
+        json!({"name": "divide", "arguments": {"a": 1, "b": 0}}),
+    );
+    let dividing = [
+        version,
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "divide"),
+    ];
+    // The first run discovers (twice, as some clients do), then adds.
+    for _ in 0..2 {
+        assert_eq!(
+            http.post(&discover, &discovering).await.status,
+            StatusCode::OK
+        );
+    }
+    assert!(http.post(&add, &adding).await.json()["result"].is_object());
+    assert_eq!(
+        http.post(&discover, &discovering).await.status,
+        StatusCode::OK
+    );
+    let added = http.post(&add, &adding).await.json();
+    assert!(added["result"].is_object(), "the second run's add: {added}");
+    let divided = http.post(&divide, &dividing).await.json();
+    assert!(
+        divided.get("result").or(divided.get("error")).is_some(),
+        "{divided}"
+    );
+    assert_ne!(divided["error"]["code"], EXHAUSTED, "{divided}");
+    let summary = replay.stop().await;
+    assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+    assert!(!summary.unused.contains(&0), "discover was used");
+    assert!(!summary.unused.contains(&3), "add was used by both runs");
+    assert!(
+        !summary.unused.contains(&5),
+        "divide was used by the second"
+    );
+    assert!(summary.unused.contains(&2), "echo was used by neither");
+}
+
+#[tokio::test]
+async fn shared_modern_client_runs_draw_from_one_set_of_answers() {
+    let replay = Replay::start_sessions(demo("demo-modern.json"), None, SessionMode::Shared).await;
+    let http = replay.http();
+    let (_, echoed) = modern_client_run(&http).await;
+    assert_eq!(tool_text(&echoed), "echo: hello", "{echoed}");
+    let (tools, echoed) = modern_client_run(&http).await;
+    for answer in [&tools, &echoed] {
+        assert_eq!(answer["error"]["code"], EXHAUSTED, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("answered 1 time(s)"), "{message}");
+    }
+    let summary = replay.stop().await;
+    assert_eq!(summary.misses.len(), 2);
+}
+
 #[tokio::test]
 async fn each_http_sse_stream_is_a_session_of_its_own() {
     let transport = Transport::HttpSse {
@@ -1433,5 +1567,31 @@ mod rmcp_client {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn modern_rmcp_client_sees_the_same_over_http_and_stdio() {
         check("demo-modern.json", Era::Modern).await;
+    }
+
+    /// A test suite's clients one after another against one replay: each
+    /// sees the whole recording, in either era.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn consecutive_rmcp_clients_each_see_the_whole_recording() {
+        for (cassette, era) in [
+            ("demo-modern.json", Era::Modern),
+            ("demo-legacy.json", Era::Legacy),
+        ] {
+            let replay = Replay::start(demo(cassette)).await;
+            let mut seen = Vec::new();
+            for _ in 0..3 {
+                let transport = StreamableHttpClientTransport::from_uri(replay.url("/mcp"));
+                let run = tokio::time::timeout(PATIENCE, session(connect(transport, era).await));
+                seen.push(run.await.expect("the client run ended in time"));
+            }
+            assert_eq!(
+                seen[0]["echo"]["content"][0]["text"], "echo: hello",
+                "{era:?}"
+            );
+            assert_eq!(seen[1], seen[0], "{era:?}: the second client");
+            assert_eq!(seen[2], seen[0], "{era:?}: the third client");
+            let summary = replay.stop().await;
+            assert!(summary.misses.is_empty(), "{era:?}: {:?}", summary.misses);
+        }
     }
 }

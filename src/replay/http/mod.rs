@@ -10,8 +10,9 @@
 //! DELETE and resumption; modern ones (2026-07-28) are POST-only, stateless,
 //! and have their `Mcp-Method`/`Mcp-Name` headers checked. Cassettes
 //! recorded over the 2024-11-05 HTTP+SSE transport are served over it.
-//! Each new session replays the cassette from the top on a fork of the
-//! engine, unless [`SessionMode::Shared`] says otherwise.
+//! Each new session (legacy: `initialize`; modern: `server/discover`)
+//! replays the cassette from the top on a fork of the engine, unless
+//! [`SessionMode::Shared`] says otherwise.
 //!
 //! A POSTed message in an out-of-the-ordinary situation (no session, an
 //! unknown or ended one, a foreign Origin or Host, `Mcp-*` headers that
@@ -26,6 +27,7 @@
 #![allow(clippy::result_large_err)]
 
 mod answer;
+mod discover;
 mod flow;
 mod guard;
 mod http_sse;
@@ -83,10 +85,11 @@ impl HttpReplayConfig {
 ///
 /// A session is what the transport calls one: in the legacy era, an
 /// `Mcp-Session-Id` handed out by a new `initialize` (or, over 2024-11-05
-/// HTTP+SSE, a new GET on the SSE endpoint). Requests that name no live
-/// session, and every request to a server without sessions (2026-07-28,
-/// or a legacy recording whose server handed out none), share one replay
-/// state in either mode: a stateless server cannot tell clients apart.
+/// HTTP+SSE, a new GET on the SSE endpoint). The 2026-07-28 era has no
+/// session ids: a `server/discover` after other requests begins the next
+/// client's session (clients running at the same time are not told apart).
+/// Legacy requests that name no live session, and every request to a
+/// legacy server that handed out none, share one replay state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SessionMode {
     /// Each session starts from the top, as against a freshly started

@@ -199,8 +199,11 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
     let issues_sessions = server.sessions.issued_any();
     // A new `initialize` starts a new session: on a fresh engine when
     // sessions are isolated, so it sees the cassette from the top.
+    // In the modern era a client's `server/discover` starts one.
     let engine = if initialize && server.stateful {
         server.session_engine()
+    } else if server.modern {
+        server.modern_engine(&messages)
     } else {
         server.engine_for(session.as_deref())
     };

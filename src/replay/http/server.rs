@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use http::{HeaderMap, Method, Request, StatusCode};
 use hyper::body::Incoming;
+use serde_json::Value;
 
+use super::discover::ModernRuns;
 use super::flow::{Closing, Flow, Spill};
 use super::guard::{self, header};
 use super::http_sse::{self, Endpoints, Streams};
@@ -40,6 +42,8 @@ pub(super) struct Server {
     pub(super) http_sse: Streams,
     /// 2026-07-28: POST only, stateless, header checks.
     pub(super) modern: bool,
+    /// 2026-07-28: the state each client's `server/discover` starts.
+    modern_runs: ModernRuns,
     /// Legacy era with sessions (the recorded `initialize` issued one).
     pub(super) stateful: bool,
     /// The engine serves a mock server (an upstream that answers
@@ -85,6 +89,7 @@ impl Server {
         // sessions, so it has a GET stream for list_changed notifications.
         let mock = (engine.config().upstream.as_ref()).is_some_and(|u| u.serves_everything());
         let stateful = !modern && (initialize_issued_session(cassette) || mock);
+        let modern_runs = ModernRuns::new(Arc::clone(&engine), config.sessions);
         Server {
             engine,
             pace: config.pace,
@@ -94,6 +99,7 @@ impl Server {
             http_sse_endpoints,
             http_sse: Streams::default(),
             modern,
+            modern_runs,
             stateful,
             mock,
             get_status,
@@ -197,6 +203,16 @@ impl Server {
     /// The engine for a request naming `session` (or none).
     pub(super) fn engine_for(&self, session: Option<&Session>) -> Arc<Engine> {
         Arc::clone(session.map_or(&self.engine, |s| &s.engine))
+    }
+
+    /// The engine for a modern POST's `messages`: a fresh one when a
+    /// `server/discover` starts a new client session (see [`ModernRuns`]).
+    pub(super) fn modern_engine(&self, messages: &[Value]) -> Arc<Engine> {
+        let (engine, started) = self.modern_runs.engine_for(messages);
+        if let Some(fork) = started {
+            lock(&self.forks).push(fork);
+        }
+        engine
     }
 
     /// Every engine that served: the shared one and the sessions' own.
