@@ -6,20 +6,17 @@
 //! TypeScript SDK's does: a second `initialize` in one session and a
 //! request without one are refused.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::{Method, Request, Response};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
 use serde_json::{Value, json};
 
+use crate::support::loopback::{self, Body};
 use crate::support::mcpcassette;
 
 /// How the live server behaves.
@@ -46,8 +43,6 @@ struct Seen {
     /// `tools/list` calls, with the session they carried.
     lists: Vec<String>,
 }
-
-type Body = BoxBody<Bytes, Infallible>;
 
 fn reply(status: u16, session: Option<&str>, message: Option<&Value>) -> Response<Body> {
     let mut response = Response::builder().status(status);
@@ -132,34 +127,10 @@ async fn handle(
 
 /// Serves on a loopback port until the returned runtime is dropped.
 fn serve(behaviour: Behaviour) -> (tokio::runtime::Runtime, SocketAddr, Arc<Mutex<Seen>>) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
     let shared = Arc::clone(&seen);
-    runtime.spawn(async move {
-        loop {
-            let Ok((socket, _)) = listener.accept().await else {
-                return;
-            };
-            let seen = Arc::clone(&shared);
-            let service = service_fn(move |request| {
-                let seen = Arc::clone(&seen);
-                async move { Ok::<_, Infallible>(handle(behaviour, seen, request).await) }
-            });
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(socket), service)
-                    .await;
-            });
-        }
-    });
+    let (runtime, addr) =
+        loopback::serve(move |request| handle(behaviour, Arc::clone(&shared), request));
     (runtime, addr, seen)
 }
 

@@ -20,15 +20,13 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::support::loopback::{self, Body};
 use crate::support::mcpcassette;
 
 /// How the live server sends the `work` call's messages.
@@ -122,8 +120,6 @@ impl ServerStream {
 fn sse(message: &Value) -> Bytes {
     Bytes::from(format!("event: message\ndata: {message}\n\n"))
 }
-
-type Body = BoxBody<Bytes, Infallible>;
 
 fn json_reply(status: StatusCode, message: Option<&Value>) -> Response<Body> {
     let mut response = Response::builder()
@@ -231,34 +227,8 @@ async fn handle(
 
 /// Serves on a loopback port until the returned runtime is dropped.
 fn serve(live: Live) -> (tokio::runtime::Runtime, SocketAddr) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
     let stream = Arc::new(Mutex::new(ServerStream::default()));
-    runtime.spawn(async move {
-        loop {
-            let Ok((socket, _)) = listener.accept().await else {
-                return;
-            };
-            let stream = Arc::clone(&stream);
-            let service = service_fn(move |request| {
-                let stream = Arc::clone(&stream);
-                async move { Ok::<_, Infallible>(handle(live, stream, request).await) }
-            });
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(socket), service)
-                    .await;
-            });
-        }
-    });
-    (runtime, addr)
+    loopback::serve(move |request| handle(live, Arc::clone(&stream), request))
 }
 
 /// The recording: progress and logs interleaved, one after the other; the

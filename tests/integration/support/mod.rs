@@ -1,6 +1,7 @@
 //! Shared test support: paths to the binaries and a scripted stdio client.
 
 pub mod http;
+pub mod loopback;
 pub mod peer;
 pub mod pinned;
 pub mod process;
