@@ -204,6 +204,17 @@ fn recording(url: &str) -> Cassette {
     builder.finish()
 }
 
+/// `mcpcassette verify PATH --json`, leaving the cassette as it is.
+fn verify_json(path: &std::path::Path) -> std::process::Output {
+    mcpcassette()
+        .arg("verify")
+        .arg(path)
+        .arg("--json")
+        .env("MCPCASSETTE_UPDATE", "no")
+        .output()
+        .unwrap()
+}
+
 /// Verifies the two-run recording against a live server behaving as
 /// `behaviour`: exit code, JSON report, and what the server saw.
 fn verify(behaviour: Behaviour) -> (Option<i32>, Value, String, Seen) {
@@ -212,13 +223,7 @@ fn verify(behaviour: Behaviour) -> (Option<i32>, Value, String, Seen) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.json");
     cassette::save(&path, &recording(&url)).unwrap();
-    let output = mcpcassette()
-        .arg("verify")
-        .arg(&path)
-        .arg("--json")
-        .env("MCPCASSETTE_UPDATE", "no")
-        .output()
-        .unwrap();
+    let output = verify_json(&path);
     drop(server);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let report = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
@@ -385,13 +390,7 @@ fn a_recorded_multi_session_cassette_with_rejected_probes_verifies_clean() {
         assert_eq!(probe.http.as_ref().unwrap().status, 400);
     }
 
-    let output = mcpcassette()
-        .arg("verify")
-        .arg(&path)
-        .arg("--json")
-        .env("MCPCASSETTE_UPDATE", "no")
-        .output()
-        .unwrap();
+    let output = verify_json(&path);
     drop(server);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let report: Value = serde_json::from_slice(&output.stdout)
