@@ -26,6 +26,7 @@ pub mod drift;
 pub mod example;
 pub mod fixture;
 pub mod inspect;
+pub mod json;
 pub mod jsonrpc;
 pub mod matching;
 pub mod mock;

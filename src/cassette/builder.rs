@@ -4,7 +4,7 @@
 //! recovery feeds the journal into one too, so a recovered cassette is built
 //! by exactly the code that builds a normal one.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -55,8 +55,10 @@ pub struct Builder {
     transport: Transport,
     opening: Vec<Event>,
     interactions: Vec<Interaction>,
-    /// Client request id → interaction index, while unanswered.
-    in_flight: HashMap<String, usize>,
+    /// Client request id → interaction indices, while unanswered: more
+    /// than one when a client reuses an id before its answer came, paired
+    /// in order.
+    in_flight: InFlight,
     /// Indices of unanswered requests; the largest is the most recent.
     open: BTreeSet<usize>,
     /// Progress token → interaction index, while its request is unanswered.
@@ -69,6 +71,31 @@ pub struct Builder {
     client_at: Vec<Option<Duration>>,
     /// When the message being filed was seen, if it was timed.
     now: Option<Duration>,
+}
+
+/// Unanswered client requests by id.
+#[derive(Debug, Default)]
+struct InFlight(HashMap<String, VecDeque<usize>>);
+
+impl InFlight {
+    /// Notes request `index` under `id`; true if another with that id is
+    /// still in flight.
+    fn insert(&mut self, id: String, index: usize) -> bool {
+        let waiting = self.0.entry(id).or_default();
+        waiting.push_back(index);
+        waiting.len() > 1
+    }
+
+    /// The oldest unanswered request with `id`, which is no longer in
+    /// flight.
+    fn take(&mut self, id: &str) -> Option<usize> {
+        let waiting = self.0.get_mut(id)?;
+        let index = waiting.pop_front();
+        if waiting.is_empty() {
+            self.0.remove(id);
+        }
+        index
+    }
 }
 
 /// The current time in UTC, RFC 3339, to the second: a recording's
@@ -88,7 +115,7 @@ impl Builder {
             transport,
             opening: Vec::new(),
             interactions: Vec::new(),
-            in_flight: HashMap::new(),
+            in_flight: InFlight::default(),
             open: BTreeSet::new(),
             progress: HashMap::new(),
             server_requests: HashMap::new(),
@@ -122,7 +149,7 @@ impl Builder {
     /// error, say): it stays in the cassette without one, like a cancelled
     /// request, and later server traffic is no longer filed under it.
     pub fn unanswered(&mut self, request_id: &Value) {
-        if let Some(index) = self.in_flight.remove(&jsonrpc::id_key(request_id)) {
+        if let Some(index) = self.in_flight.take(&jsonrpc::id_key(request_id)) {
             self.close(index);
         }
     }
@@ -132,7 +159,7 @@ impl Builder {
     /// request it carried, and a server that rejects the POST itself (no
     /// session, say) answers with an error whose id is `null`.
     pub fn respond_to(&mut self, request_id: &Value, response: Value) {
-        let Some(index) = self.in_flight.remove(&jsonrpc::id_key(request_id)) else {
+        let Some(index) = self.in_flight.take(&jsonrpc::id_key(request_id)) else {
             let id = jsonrpc::id_key(request_id);
             tracing::warn!(id, "server answered a request that is not in flight");
             return;
@@ -192,7 +219,13 @@ impl Builder {
     fn client_request(&mut self, message: Value) {
         let index = self.interactions.len();
         if let Some(id) = jsonrpc::id(&message) {
-            self.in_flight.insert(jsonrpc::id_key(id), index);
+            let key = jsonrpc::id_key(id);
+            if self.in_flight.insert(key.clone(), index) {
+                tracing::warn!(
+                    id = key,
+                    "the client sent a request with the id of one still in flight; their answers are paired in order"
+                );
+            }
         }
         if let Some(token) = jsonrpc::progress_token(&message) {
             self.progress.insert(jsonrpc::id_key(token), index);
@@ -205,7 +238,7 @@ impl Builder {
         if jsonrpc::method(&message) == Some("notifications/cancelled") {
             // The request stays in the cassette without a response.
             let id = message.pointer("/params/requestId").map(jsonrpc::id_key);
-            if let Some(index) = id.and_then(|id| self.in_flight.remove(&id)) {
+            if let Some(index) = id.and_then(|id| self.in_flight.take(&id)) {
                 self.close(index);
             }
         }
@@ -237,7 +270,7 @@ impl Builder {
         let Some(id) = jsonrpc::id(&message).map(jsonrpc::id_key) else {
             return;
         };
-        let Some(index) = self.in_flight.remove(&id) else {
+        let Some(index) = self.in_flight.take(&id) else {
             tracing::warn!(id, "server answered a request that is not in flight");
             return;
         };
@@ -403,6 +436,26 @@ mod tests {
                 cwd: None,
             },
         )
+    }
+
+    #[test]
+    fn requests_that_share_an_id_are_answered_in_order() {
+        let mut b = builder();
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 1, "method": "a"}));
+        b.observe(C2S, json!({"jsonrpc": "2.0", "id": 1, "method": "b"}));
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"for": "a"}}),
+        );
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"for": "b"}}),
+        );
+        assert_eq!(b.completed(), 2);
+        let cassette = b.finish();
+        let answered =
+            |n: usize| cassette.interactions[n].response.as_ref().unwrap()["result"]["for"].clone();
+        assert_eq!((answered(0), answered(1)), (json!("a"), json!("b")));
     }
 
     #[test]

@@ -249,6 +249,7 @@ pub struct ServerIdentity {
 
 /// A client message and the server traffic that belongs to it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "InteractionFields")]
 pub struct Interaction {
     /// The client's request or notification, whole.
     #[serde(flatten)]
@@ -301,7 +302,7 @@ impl ClientMessage {
 
 /// Server traffic inside an interaction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, try_from = "EventFields")]
 pub enum Event {
     /// A server notification (progress, log message, list changed, …).
     Notification {
@@ -317,6 +318,132 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         client_response: Option<Value>,
     },
+}
+
+/// An interaction as written, before it is checked: the loader reads
+/// this, so a hand-edited cassette that replay could not use is refused
+/// with a message in the format's own words (and `check`, which loads
+/// through the same code, refuses exactly the same files).
+#[derive(Deserialize)]
+struct InteractionFields {
+    #[serde(default)]
+    request: Option<Value>,
+    #[serde(default)]
+    notification: Option<Value>,
+    #[serde(default)]
+    during: Vec<Event>,
+    #[serde(default)]
+    response: Option<Value>,
+    #[serde(default)]
+    after: Vec<Event>,
+    #[serde(default)]
+    delays_ms: Vec<u64>,
+    #[serde(default)]
+    http: Option<HttpExchange>,
+}
+
+impl TryFrom<InteractionFields> for Interaction {
+    type Error = String;
+
+    fn try_from(fields: InteractionFields) -> Result<Self, String> {
+        let client = match (fields.request, fields.notification) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "an interaction holds one client message: a `request` or a `notification`, not both"
+                        .into(),
+                );
+            }
+            (None, None) => {
+                return Err("an interaction needs a `request` or a `notification`".into());
+            }
+            (Some(request), None) => {
+                client_message("request", &request, true)?;
+                ClientMessage::Request(request)
+            }
+            (None, Some(notification)) => {
+                client_message("notification", &notification, false)?;
+                ClientMessage::Notification(notification)
+            }
+        };
+        Ok(Interaction {
+            client,
+            during: fields.during,
+            response: fields.response,
+            after: fields.after,
+            delays_ms: fields.delays_ms,
+            http: fields.http,
+        })
+    }
+}
+
+/// Checks what replay needs of a client message: an object with a
+/// `method`, and an `id` exactly when it is a request.
+fn client_message(field: &str, message: &Value, request: bool) -> Result<(), String> {
+    let Some(object) = message.as_object() else {
+        return Err(format!(
+            "`{field}` must be a JSON-RPC message (an object), found {}",
+            kind_of(message)
+        ));
+    };
+    // The types of `method` and `id` are `check`'s to report (MC102,
+    // MC103); what is decided here is what kind of message it is.
+    if !object.contains_key("method") {
+        return Err(format!("`{field}` has no `method`"));
+    }
+    match (request, object.contains_key("id")) {
+        (true, true) | (false, false) => Ok(()),
+        (true, false) => Err(format!(
+            "`{field}` has no `id`; a message without one is a `notification`"
+        )),
+        (false, true) => Err(format!(
+            "`{field}` has an `id`; a message with one is a `request`"
+        )),
+    }
+}
+
+/// A JSON value's kind, for messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// An event as written, before it is checked.
+#[derive(Deserialize)]
+struct EventFields {
+    #[serde(default)]
+    notification: Option<Value>,
+    #[serde(default)]
+    server_request: Option<Value>,
+    #[serde(default)]
+    client_response: Option<Value>,
+}
+
+impl TryFrom<EventFields> for Event {
+    type Error = String;
+
+    fn try_from(fields: EventFields) -> Result<Self, String> {
+        match (fields.notification, fields.server_request) {
+            (Some(_), Some(_)) => {
+                Err("an event is a `notification` or a `server_request`, not both".into())
+            }
+            (Some(_), None) if fields.client_response.is_some() => Err(
+                "`client_response` answers a `server_request`; this event is a `notification`"
+                    .into(),
+            ),
+            (Some(notification), None) => Ok(Event::Notification { notification }),
+            (None, Some(server_request)) => Ok(Event::ServerRequest {
+                server_request,
+                client_response: fields.client_response,
+            }),
+            (None, None) => Err("an event needs a `notification` or a `server_request`".into()),
+        }
+    }
 }
 
 impl Interaction {

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::builder::{Builder, Direction};
 use super::error::CassetteError;
 use super::format::{Cassette, FORMAT_VERSION, Transport};
+use crate::matching::Rules;
 
 /// The journal that sits beside a cassette while it is being recorded.
 pub fn journal_path(cassette: &Path) -> PathBuf {
@@ -23,33 +24,182 @@ pub fn journal_path(cassette: &Path) -> PathBuf {
 /// Reads a cassette. Older format versions are upgraded in memory; newer
 /// ones are refused with [`CassetteError::TooNew`].
 pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
-    let text = fs::read_to_string(path).map_err(|source| CassetteError::Read {
+    let bytes = fs::read(path).map_err(|source| CassetteError::Read {
         path: path.into(),
         source,
     })?;
-    parse(path, &text)
+    parse_bytes(path, &bytes)
 }
 
 /// Parses cassette text; `path` only names the file in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
+    parse_bytes(path, text.as_bytes())
+}
+
+/// Parses a cassette file's bytes: the one loader behind replay, `check`
+/// and every other command, so that they accept and refuse the same files.
+/// Every refusal names the line, column and JSON pointer.
+pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError> {
+    let invalid =
+        |(line, column): (usize, usize), pointer: &str, message: String| CassetteError::Invalid {
+            path: path.into(),
+            line,
+            column,
+            pointer: pointer.into(),
+            message,
+        };
+    let text = crate::json::file_text(bytes).map_err(|(line, column, byte)| {
+        invalid(
+            (line, column),
+            "",
+            format!("not UTF-8: byte 0x{byte:02X} is not part of a character"),
+        )
+    })?;
+    let bytes = text.as_bytes();
     // The common case first: one typed pass. Only a cassette that fails it
     // pays for the passes that locate the error precisely.
-    if let Ok(cassette) = serde_json::from_str::<Cassette>(text) {
-        if cassette.format_version > FORMAT_VERSION {
-            return Err(CassetteError::TooNew {
+    let fast = serde_json::from_str::<Cassette>(text);
+    let fast_error = match fast {
+        Ok(cassette) => return accepted(path, text, cassette),
+        Err(e) => e,
+    };
+    let limit = crate::json::MAX_DEPTH + crate::json::FILE_WRAPPING;
+    let nesting = crate::json::nesting(bytes, limit).map_err(|too_deep| {
+        invalid(
+            (too_deep.line, too_deep.column),
+            &too_deep.pointer,
+            too_deep.to_string(),
+        )
+    })?;
+    // Deeper than serde_json goes by default, within our limit.
+    let deep = nesting.deepest > crate::json::MAX_DEPTH;
+    let cassette = match crate::json::unbounded::<Cassette>(bytes) {
+        Ok(cassette) if deep && crate::json::is_recursion_limit(&fast_error) => cassette,
+        _ => diagnose(path, text, deep)?,
+    };
+    if deep {
+        messages_within_limit(path, text, &cassette)?;
+    }
+    accepted(path, text, cassette)
+}
+
+/// A parsed cassette, if this build reads its format version and its
+/// hand-written rules make sense.
+fn accepted(path: &Path, text: &str, cassette: Cassette) -> Result<Cassette, CassetteError> {
+    let cassette = versioned(path, cassette)?;
+    if let Err(problem) = cassette.rules.validate() {
+        // `validate` names the place as `/cases/N…: what`.
+        let (pointer, message) = problem.split_once(": ").unwrap_or(("", problem.as_str()));
+        let pointer = format!("/rules{pointer}");
+        let line = crate::json::Lines::index(text)
+            .line_of(&pointer)
+            .unwrap_or(1);
+        return Err(CassetteError::Invalid {
+            path: path.into(),
+            line,
+            column: 1,
+            pointer,
+            message: format!("invalid rules: {message}"),
+        });
+    }
+    Ok(cassette)
+}
+
+/// Refuses a cassette with a message nested deeper than a message may be
+/// ([`crate::json::MAX_DEPTH`]): replay could not have read it off the wire.
+fn messages_within_limit(
+    path: &Path,
+    text: &str,
+    cassette: &Cassette,
+) -> Result<(), CassetteError> {
+    use super::format::ClientMessage;
+    let mut messages: Vec<(String, &Value)> = Vec::new();
+    for (n, interaction) in cassette.interactions.iter().enumerate() {
+        let (field, message) = match &interaction.client {
+            ClientMessage::Request(m) => ("request", m),
+            ClientMessage::Notification(m) => ("notification", m),
+        };
+        messages.push((format!("/interactions/{n}/{field}"), message));
+        if let Some(response) = &interaction.response {
+            messages.push((format!("/interactions/{n}/response"), response));
+        }
+        for (list, name) in [
+            (&interaction.during, "during"),
+            (&interaction.after, "after"),
+        ] {
+            event_messages(&format!("/interactions/{n}/{name}"), list, &mut messages);
+        }
+    }
+    event_messages("/opening", &cassette.opening, &mut messages);
+    for (pointer, message) in messages {
+        let depth = crate::json::depth_of(message);
+        if depth > crate::json::MAX_DEPTH {
+            let line = crate::json::Lines::index(text)
+                .line_of(&pointer)
+                .unwrap_or(1);
+            return Err(CassetteError::Invalid {
                 path: path.into(),
-                found: cassette.format_version.into(),
-                supported: FORMAT_VERSION,
+                line,
+                column: 1,
+                pointer,
+                message: format!(
+                    "a message nested {depth} levels deep; mcpcassette reads messages nested at most {} levels",
+                    crate::json::MAX_DEPTH
+                ),
             });
         }
-        return Ok(cassette);
     }
-    diagnose(path, text)
+    Ok(())
+}
+
+/// The messages of `events`, each with its pointer under `prefix`.
+fn event_messages<'a>(
+    prefix: &str,
+    events: &'a [super::format::Event],
+    out: &mut Vec<(String, &'a Value)>,
+) {
+    use super::format::Event;
+    for (n, event) in events.iter().enumerate() {
+        match event {
+            Event::Notification { notification } => {
+                out.push((format!("{prefix}/{n}/notification"), notification));
+            }
+            Event::ServerRequest {
+                server_request,
+                client_response,
+            } => {
+                out.push((format!("{prefix}/{n}/server_request"), server_request));
+                if let Some(answer) = client_response {
+                    out.push((format!("{prefix}/{n}/client_response"), answer));
+                }
+            }
+        }
+    }
+}
+
+/// A parsed cassette, if this build reads its format version.
+fn versioned(path: &Path, cassette: Cassette) -> Result<Cassette, CassetteError> {
+    match cassette.format_version {
+        0 => Err(CassetteError::Invalid {
+            path: path.into(),
+            line: 1,
+            column: 1,
+            pointer: "/format_version".into(),
+            message: "`format_version` must be a positive integer, found 0".into(),
+        }),
+        found if found > FORMAT_VERSION => Err(CassetteError::TooNew {
+            path: path.into(),
+            found: found.into(),
+            supported: FORMAT_VERSION,
+        }),
+        _ => Ok(cassette),
+    }
 }
 
 /// Parses a cassette that failed the fast pass, for an error that names the
-/// line, column and JSON pointer (or says the format is too new).
-fn diagnose(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
+/// line, column and JSON pointer (or says the format is too new). `deep`:
+/// it nests deeper than serde_json's default limit (and within ours).
+fn diagnose(path: &Path, text: &str, deep: bool) -> Result<Cassette, CassetteError> {
     let invalid = |line, column, pointer: &str, message: String| CassetteError::Invalid {
         path: path.into(),
         line,
@@ -57,8 +207,22 @@ fn diagnose(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
         pointer: pointer.into(),
         message,
     };
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| invalid(e.line(), e.column(), "", format!("not valid JSON: {e}")))?;
+    let value: Result<Value, _> = if deep {
+        crate::json::unbounded(text.as_bytes())
+    } else {
+        serde_json::from_str(text)
+    };
+    let value = value.map_err(|e| {
+        invalid(
+            e.line(),
+            e.column(),
+            "",
+            format!("not valid JSON: {}", crate::json::plain_error(&e)),
+        )
+    })?;
+    if !value.is_object() {
+        return Err(invalid(1, 1, "", "a cassette is a JSON object".into()));
+    }
     match value.get("format_version").map(|v| (v, v.as_u64())) {
         None => {
             return Err(invalid(
@@ -75,8 +239,8 @@ fn diagnose(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
                 supported: FORMAT_VERSION,
             });
         }
-        Some((_, Some(_))) => {}
-        Some((other, None)) => {
+        Some((_, Some(found))) if found > 0 => {}
+        Some((other, _)) => {
             return Err(invalid(
                 1,
                 1,
@@ -86,11 +250,20 @@ fn diagnose(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
         }
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    if deep {
+        de.disable_recursion_limit();
+    }
+    let cassette = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let pointer = to_pointer(e.path());
         let inner = e.into_inner();
-        invalid(inner.line(), inner.column(), &pointer, inner.to_string())
-    })
+        invalid(
+            inner.line(),
+            inner.column(),
+            &pointer,
+            crate::json::plain_error(&inner),
+        )
+    })?;
+    Ok(cassette)
 }
 
 /// A serde path as a JSON pointer (RFC 6901): `interactions[3].request` →
@@ -150,12 +323,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CassetteError> 
     Ok(())
 }
 
-/// The first line of a journal.
+/// The first line of a journal: everything the cassette holds besides its
+/// messages, so that a recovered cassette is the one the recorder would
+/// have saved.
 #[derive(Debug, Serialize, Deserialize)]
 struct JournalHeader {
     journal_version: u32,
     recorded_at: String,
     transport: Transport,
+    /// The rules the cassette keeps (hand-written cases, what was masked).
+    /// Journals written before they were kept have none.
+    #[serde(default, skip_serializing_if = "Rules::is_default")]
+    rules: Rules,
 }
 
 /// Every later line: one message, as forwarded.
@@ -175,11 +354,13 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Starts a fresh journal beside `cassette`.
+    /// Starts a fresh journal beside `cassette`, for a recording that
+    /// started at `recorded_at` over `transport` and keeps `rules`.
     pub fn create(
         cassette: &Path,
         recorded_at: &str,
         transport: &Transport,
+        rules: &Rules,
     ) -> Result<Self, CassetteError> {
         let path = journal_path(cassette);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -202,6 +383,7 @@ impl Journal {
             journal_version: FORMAT_VERSION,
             recorded_at: recorded_at.into(),
             transport: transport.clone(),
+            rules: rules.clone(),
         };
         journal.write_line(&serde_json::to_value(header).expect("serialisable"))?;
         Ok(journal)
@@ -261,12 +443,108 @@ impl Journal {
 pub struct Recovery {
     /// The journal that was read (and removed).
     pub journal: PathBuf,
+    /// The cassette it was recovered into.
+    pub cassette: PathBuf,
     /// Completed interactions now in the cassette.
     pub interactions: usize,
+    /// Journal lines that could not be read, in order.
+    pub skipped: Vec<SkippedLine>,
+    /// The journal held no completed interaction, so the cassette that was
+    /// there before the interrupted recording began was left as it was.
+    pub kept_previous: bool,
+}
+
+/// A journal line recovery could not use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLine {
+    /// 1-based line number in the journal.
+    pub line: usize,
+    /// Why it was skipped.
+    pub reason: SkipReason,
+}
+
+/// Why a journal line was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Bytes that are not UTF-8: a line that was forwarded but could never
+    /// be recorded (JSON is UTF-8).
+    NotUtf8,
+    /// Text that is not a message: forwarded, never recordable.
+    NotJson,
+    /// A message nested deeper than [`crate::json::MAX_DEPTH`] levels.
+    TooDeep,
+    /// The last line, cut short by the recorder's death mid-write.
+    CutShort,
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SkipReason::NotUtf8 => "not UTF-8",
+            SkipReason::NotJson => "not JSON",
+            SkipReason::TooDeep => "nested too deep",
+            SkipReason::CutShort => "cut short",
+        })
+    }
+}
+
+/// Skipped lines listed by number in a recovery's message; more are counted.
+const LISTED_SKIPS: usize = 5;
+
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.kept_previous {
+            write!(
+                f,
+                "an interrupted recording left {} with no completed interaction; {} was left as it was",
+                self.journal.display(),
+                self.cassette.display()
+            )?;
+        } else {
+            write!(
+                f,
+                "recovered {} interaction(s) from {} left by an interrupted recording",
+                self.interactions,
+                self.journal.display()
+            )?;
+        }
+        // A torn last line is the normal trace of a killed recorder.
+        let unusual: Vec<&SkippedLine> = self
+            .skipped
+            .iter()
+            .filter(|s| s.reason != SkipReason::CutShort)
+            .collect();
+        if !unusual.is_empty() {
+            let listed: Vec<String> = unusual
+                .iter()
+                .take(LISTED_SKIPS)
+                .map(|s| format!("line {}: {}", s.line, s.reason))
+                .collect();
+            let more = unusual.len().saturating_sub(LISTED_SKIPS);
+            write!(
+                f,
+                "; skipped {} line(s) that were forwarded but never recordable ({}{})",
+                unusual.len(),
+                listed.join(", "),
+                if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                }
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// If an interrupted recording left a journal beside `cassette`, rebuilds
 /// the cassette from it, saves it, removes the journal and says so.
+///
+/// Nothing the journal holds is lost to one bad line: lines that are not
+/// UTF-8 or not JSON (the recorder forwards whatever it is given) are
+/// skipped and listed. A journal without a completed interaction never
+/// replaces a cassette that is already there: a recorder killed before its
+/// first answer leaves the previous recording in place.
 pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
     let journal = journal_path(cassette);
     let file = match File::open(&journal) {
@@ -279,57 +557,112 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
             });
         }
     };
-    let lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|source| CassetteError::Read {
-            path: journal.clone(),
-            source,
-        })?;
-    let invalid = |line: usize, message: String| CassetteError::Invalid {
+    let read_error = |source| CassetteError::Read {
         path: journal.clone(),
-        line,
-        column: 1,
-        pointer: String::new(),
-        message,
+        source,
     };
-    let Some(first) = lines.first() else {
-        // Killed before the header was written: nothing was recorded.
-        fs::remove_file(&journal).map_err(|source| CassetteError::Write {
-            path: journal.clone(),
-            source,
-        })?;
-        return Ok(Some(Recovery {
-            journal,
-            interactions: 0,
-        }));
-    };
-    let header: JournalHeader =
-        serde_json::from_str(first).map_err(|e| invalid(1, format!("bad journal header: {e}")))?;
-    let mut builder = Builder::new(header.recorded_at, header.transport);
-    for line in &lines[1..] {
-        // Entries that do not parse are lines that were never JSON (they
-        // were forwarded, not recorded) or the last one, cut short when the
-        // recorder died mid-write.
-        if let Ok(entry) = serde_json::from_str::<JournalEntry>(line) {
-            builder.observe(entry.dir, entry.msg);
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut number = 0;
+    // `None` until the header is read; `Some(None)` if it was cut short.
+    let mut started: Option<Option<(Builder, Rules)>> = None;
+    let mut skipped = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(read_error)? == 0 {
+            break;
+        }
+        number += 1;
+        let complete = line.last() == Some(&b'\n');
+        let builder = match &mut started {
+            None => {
+                started = Some(start_recovery(&journal, &line, complete)?);
+                continue;
+            }
+            Some(Some((builder, _))) => builder,
+            // A cut header is the last line; nothing follows it.
+            Some(None) => break,
+        };
+        match read_entry(&line) {
+            Ok(entry) => builder.observe(entry.dir, entry.msg),
+            Err(_) if !complete => skipped.push(SkippedLine {
+                line: number,
+                reason: SkipReason::CutShort,
+            }),
+            Err(reason) => skipped.push(SkippedLine {
+                line: number,
+                reason,
+            }),
         }
     }
-    let interactions = builder.completed();
-    save(cassette, &builder.finish())?;
+    let (interactions, recovered) = match started.flatten() {
+        Some((builder, rules)) => {
+            let interactions = builder.completed();
+            let mut recovered = builder.finish();
+            recovered.rules = rules;
+            (interactions, Some(recovered))
+        }
+        // Killed before the header was whole: nothing was recorded.
+        None => (0, None),
+    };
+    let kept_previous = interactions == 0 && cassette.exists();
+    match recovered {
+        Some(recovered) if !kept_previous => save(cassette, &recovered)?,
+        _ => {}
+    }
     fs::remove_file(&journal).map_err(|source| CassetteError::Write {
         path: journal.clone(),
         source,
     })?;
     Ok(Some(Recovery {
         journal,
+        cassette: cassette.into(),
         interactions,
+        skipped,
+        kept_previous,
     }))
+}
+
+/// The builder a journal's header line starts (with the rules to keep), or
+/// `None` when the header itself was cut short.
+fn start_recovery(
+    journal: &Path,
+    line: &[u8],
+    complete: bool,
+) -> Result<Option<(Builder, Rules)>, CassetteError> {
+    match serde_json::from_slice::<JournalHeader>(line) {
+        Ok(header) => Ok(Some((
+            Builder::new(header.recorded_at, header.transport),
+            header.rules,
+        ))),
+        Err(_) if !complete => Ok(None),
+        Err(e) => Err(CassetteError::Invalid {
+            path: journal.into(),
+            line: 1,
+            column: e.column(),
+            pointer: String::new(),
+            message: format!(
+                "not a journal mcpcassette wrote ({}); move it aside to record here",
+                crate::json::plain_error(&e)
+            ),
+        }),
+    }
+}
+
+/// One journal entry, or why the line is not one.
+fn read_entry(line: &[u8]) -> Result<JournalEntry, SkipReason> {
+    std::str::from_utf8(line).map_err(|_| SkipReason::NotUtf8)?;
+    // An entry wraps its message in one object.
+    crate::json::from_slice(line, 1).map_err(|e| match e {
+        crate::json::ParseError::TooDeep(_) => SkipReason::TooDeep,
+        crate::json::ParseError::Json(_) => SkipReason::NotJson,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cassette::ClientMessage;
     use serde_json::json;
 
     fn transport() -> Transport {
@@ -337,6 +670,170 @@ mod tests {
             command: vec!["server".into()],
             cwd: None,
         }
+    }
+
+    fn journal(path: &Path, rules: &Rules) -> Journal {
+        Journal::create(path, "2026-01-01T00:00:00Z", &transport(), rules).unwrap()
+    }
+
+    fn ping_pong(journal: &mut Journal, id: u64) {
+        journal
+            .append(
+                Direction::ClientToServer,
+                &json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+            )
+            .unwrap();
+        journal
+            .append(
+                Direction::ServerToClient,
+                &json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn lines_that_are_not_utf8_are_skipped_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let mut j = journal(&path, &Rules::default());
+        ping_pong(&mut j, 1);
+        j.append_raw(
+            Direction::ServerToClient,
+            b"garbage \xFF\xFE from the server",
+        )
+        .unwrap();
+        j.append_raw(
+            Direction::ClientToServer,
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"\xC3\"}",
+        )
+        .unwrap();
+        j.append_raw(Direction::ClientToServer, b"plain text")
+            .unwrap();
+        ping_pong(&mut j, 2);
+        drop(j);
+        let recovery = recover(&path).unwrap().unwrap();
+        assert_eq!(recovery.interactions, 2);
+        assert_eq!(
+            recovery.skipped,
+            vec![
+                SkippedLine {
+                    line: 4,
+                    reason: SkipReason::NotUtf8
+                },
+                SkippedLine {
+                    line: 5,
+                    reason: SkipReason::NotUtf8
+                },
+                SkippedLine {
+                    line: 6,
+                    reason: SkipReason::NotJson
+                },
+            ]
+        );
+        let said = recovery.to_string();
+        assert!(said.contains("skipped 3 line(s)"), "{said}");
+        assert!(said.contains("line 4: not UTF-8"), "{said}");
+        assert_eq!(load(&path).unwrap().interactions.len(), 2);
+    }
+
+    #[test]
+    fn recovery_keeps_the_rules_the_recording_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let rules: Rules = serde_json::from_value(json!({
+            "redact_env": ["MY_VAR"],
+            "cases": [{"method": "tools/call", "result": {"content": []}}]
+        }))
+        .unwrap();
+        let mut j = journal(&path, &rules);
+        ping_pong(&mut j, 1);
+        drop(j);
+        recover(&path).unwrap().unwrap();
+        assert_eq!(load(&path).unwrap().rules, rules);
+    }
+
+    #[test]
+    fn a_journal_with_nothing_completed_leaves_the_previous_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let mut b = Builder::new("2025-01-01T00:00:00Z".into(), transport());
+        b.observe(
+            Direction::ClientToServer,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        );
+        b.observe(
+            Direction::ServerToClient,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        );
+        save(&path, &b.finish()).unwrap();
+        let before = fs::read(&path).unwrap();
+        // A recorder killed before its first answer: a header, a request.
+        let mut j = journal(&path, &Rules::default());
+        j.append(
+            Direction::ClientToServer,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        )
+        .unwrap();
+        drop(j);
+        let recovery = recover(&path).unwrap().unwrap();
+        assert!(recovery.kept_previous, "{recovery}");
+        assert!(
+            recovery.to_string().contains("was left as it was"),
+            "{recovery}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), before);
+        assert!(!journal_path(&path).exists());
+    }
+
+    #[test]
+    fn a_header_cut_short_is_an_empty_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        fs::write(journal_path(&path), b"{\"journal_version\":1,\"rec").unwrap();
+        let recovery = recover(&path).unwrap().unwrap();
+        assert_eq!(recovery.interactions, 0);
+        assert!(
+            !path.exists(),
+            "nothing was recorded, so no cassette is made"
+        );
+    }
+
+    #[test]
+    fn messages_to_the_nesting_limit_survive_journal_and_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let deep = |depth: usize| -> Value {
+            let mut value = json!(1);
+            for _ in 0..depth {
+                value = json!([value]);
+            }
+            value
+        };
+        // The message nests MAX_DEPTH levels: itself, params, then arrays.
+        let depth = crate::json::MAX_DEPTH;
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"arguments": {"a": deep(depth - 3)}}});
+        let mut j = journal(&path, &Rules::default());
+        j.append(Direction::ClientToServer, &request).unwrap();
+        j.append(
+            Direction::ServerToClient,
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
+        )
+        .unwrap();
+        drop(j);
+        assert_eq!(recover(&path).unwrap().unwrap().interactions, 1);
+        let cassette = load(&path).unwrap();
+        assert_eq!(cassette.interactions[0].request(), Some(&request));
+        let mut deeper = cassette.clone();
+        deeper.interactions[0].client = ClientMessage::Request(json!({"jsonrpc": "2.0",
+            "id": 1, "method": "tools/call", "params": {"arguments": {"a": deep(depth - 2)}}}));
+        let err = parse(Path::new("c.json"), &to_text(&deeper)).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("nested {} levels deep", depth + 1)),
+            "{message}"
+        );
+        assert!(message.contains("/interactions/0/request"), "{message}");
     }
 
     #[test]
@@ -393,7 +890,7 @@ mod tests {
     fn journal_recovery_keeps_completed_interactions_and_drops_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.json");
-        let mut journal = Journal::create(&path, "2026-01-01T00:00:00Z", &transport()).unwrap();
+        let mut journal = journal(&path, &Rules::default());
         journal
             .append(
                 Direction::ClientToServer,

@@ -30,7 +30,18 @@ pub fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
             Finding::new(Code::Truncated, "", "the file is empty").at_line(1),
         ]);
     }
-    let document: Value = serde_json::from_str(text).map_err(|e| {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let wrapping = crate::json::FILE_WRAPPING;
+    let document: Value = crate::json::from_slice(text.as_bytes(), wrapping).map_err(|e| {
+        let e = match e {
+            crate::json::ParseError::TooDeep(deep) => {
+                return vec![
+                    Finding::new(Code::Structure, deep.pointer.clone(), deep.to_string())
+                        .at_line(deep.line),
+                ];
+            }
+            crate::json::ParseError::Json(e) => e,
+        };
         let finding = if e.is_eof() {
             Finding::new(
                 Code::Truncated,
@@ -42,7 +53,15 @@ pub fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
                 ),
             )
         } else {
-            Finding::new(Code::InvalidJson, "", format!("not valid JSON: {e}"))
+            Finding::new(
+                Code::InvalidJson,
+                "",
+                format!(
+                    "not valid JSON: {} (column {})",
+                    crate::json::plain_error(&e),
+                    e.column()
+                ),
+            )
         };
         vec![finding.at_line(e.line())]
     })?;

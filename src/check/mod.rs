@@ -12,7 +12,6 @@
 mod document;
 mod findings;
 mod fixture;
-mod locate;
 mod messages;
 mod secrets;
 mod structure;
@@ -21,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use crate::json::Lines;
 pub use findings::{Code, Finding, Severity};
-pub use locate::Lines;
 
 use crate::redact::Redactor;
 use crate::schema::official::OfficialSchema;
@@ -89,8 +88,28 @@ pub fn check_file(path: &Path, config: &CheckConfig) -> Result<FileReport, Check
         path: path.into(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(check_text(path, &text, config))
+    Ok(check_bytes(path, &bytes, config))
+}
+
+/// Checks a file's bytes: text that is not UTF-8 is refused where it
+/// stops being UTF-8, as every loader refuses it.
+pub fn check_bytes(path: &Path, bytes: &[u8], config: &CheckConfig) -> FileReport {
+    match crate::json::file_text(bytes) {
+        Ok(text) => check_text(path, text, config),
+        Err((line, column, byte)) => FileReport {
+            path: path.into(),
+            findings: vec![
+                Finding::new(
+                    Code::InvalidJson,
+                    "",
+                    format!(
+                        "not UTF-8: byte 0x{byte:02X} at column {column} is not part of a character"
+                    ),
+                )
+                .at_line(line),
+            ],
+        },
+    }
 }
 
 /// Checks cassette (or fixture) text; `path` only names the file.

@@ -116,6 +116,7 @@ pub struct RecordArgs {
     pub upstream: Option<String>,
     /// Where the HTTP proxy listens; the URL is printed on stdout.
     #[arg(
+        value_parser = listen_addr,
         long,
         value_name = "ADDR",
         default_value = "127.0.0.1:0",
@@ -162,6 +163,7 @@ pub struct InspectArgs {
     pub upstream: Option<String>,
     /// Where the HTTP proxy listens; the URL is printed on stdout.
     #[arg(
+        value_parser = listen_addr,
         long,
         value_name = "ADDR",
         default_value = "127.0.0.1:0",
@@ -188,7 +190,7 @@ pub struct ReplayArgs {
     pub cassette: PathBuf,
     /// Serve Streamable HTTP on this address instead of stdio; the URL is
     /// printed on stdout.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(value_parser = listen_addr, long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
     /// Timing of server messages: as fast as possible, or as recorded (the
     /// delays between SSE events over HTTP; between notifications, server
@@ -240,7 +242,7 @@ pub struct RunArgs {
     /// Serve Streamable HTTP on this address (the recording proxy, or the
     /// replay); the URL is printed on stdout. Default with --upstream:
     /// 127.0.0.1:0.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(value_parser = listen_addr, long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
     /// How requests are matched when replaying.
     #[command(flatten)]
@@ -397,4 +399,21 @@ pub struct StubArgs {
     /// The stdio server command and its arguments.
     #[arg(last = true, value_name = "SERVER CMD")]
     pub command: Vec<String>,
+}
+
+/// A `--listen` address: `IP:PORT`, or `localhost:PORT`, which is the
+/// IPv4 loopback (no name is looked up: replay opens nothing outward).
+pub fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    if let Some(port) = text.strip_prefix("localhost:") {
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("`{port}` is not a port number (0 picks a free one)"))?;
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    Err(format!(
+        "expected IP:PORT or localhost:PORT (like 127.0.0.1:0, [::1]:8080), found `{text}`"
+    ))
 }

@@ -189,7 +189,10 @@ pub fn resolve_rules(stored: &Rules, args: &MatchArgs) -> anyhow::Result<Rules> 
         rules.keys.insert(method.to_owned(), selectors);
     }
     if let Err(problem) = rules.validate() {
-        bail!("invalid rules: {problem}");
+        match &args.rules {
+            Some(file) => bail!("{}: invalid rules: {problem}", file.display()),
+            None => bail!("invalid rules: {problem}"),
+        }
     }
     Ok(rules)
 }
@@ -239,6 +242,7 @@ pub fn finish(
             "unused": unused,
             "unused_cases": summary.unused_cases,
             "answer_mismatches": summary.answer_mismatches,
+            "unanswered": summary.unanswered,
         });
         let text = serde_json::to_string_pretty(&report)? + "\n";
         cassette::write_atomically(path, text.as_bytes())?;
@@ -248,6 +252,19 @@ pub fn finish(
             "{} request(s) had no recorded answer in {}",
             summary.misses.len(),
             engine.config().path.display()
+        );
+        return Ok(ExitCode::from(exit::UNMATCHED));
+    }
+    if !summary.unanswered.is_empty() {
+        let listed: Vec<String> = summary
+            .unanswered
+            .iter()
+            .map(|u| format!("id {} (#{} {})", u.id, u.interaction, u.label))
+            .collect();
+        tracing::error!(
+            "{} request(s) were never answered: the interaction that matched each was recorded without a response (cancelled, or still open when recording stopped); re-record it: {}",
+            summary.unanswered.len(),
+            listed.join(", ")
         );
         return Ok(ExitCode::from(exit::UNMATCHED));
     }

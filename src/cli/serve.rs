@@ -28,7 +28,7 @@ pub struct ServeArgs {
     pub fixture: PathBuf,
     /// Serve Streamable HTTP on this address instead of stdio; the URL is
     /// printed on stdout.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = super::args::listen_addr)]
     pub listen: Option<std::net::SocketAddr>,
     /// Append one JSON line per call (seq, method, params, outcome,
     /// duration_ms) to this file. Off by default: the log holds whatever

@@ -79,7 +79,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let recorded_at = crate::cassette::now_rfc3339();
     let tape = match &config.cassette {
         Some(path) => Some(Arc::new(Mutex::new(Tape::new(
-            Journal::create(path, &recorded_at, &transport)?,
+            Journal::create(path, &recorded_at, &transport, &kept_rules)?,
             redactor,
         )))),
         None => None,

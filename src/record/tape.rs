@@ -2,8 +2,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::error::RecordError;
 use crate::cassette::{Builder, Direction, Journal};
 use crate::redact::Redactor;
@@ -76,8 +74,12 @@ impl Tape {
         let journal = self.journal.take().ok_or(RecordError::TapeFinished)?;
         let times = std::mem::take(&mut self.times);
         for ((direction, line), at) in std::mem::take(&mut self.lines).into_iter().zip(times) {
-            match serde_json::from_slice::<Value>(&line) {
+            match crate::json::parse_message(&line) {
                 Ok(message) => builder.observe_at(direction, message, at),
+                Err(crate::json::ParseError::TooDeep(deep)) => tracing::warn!(
+                    ?direction,
+                    "forwarded a message that is {deep}; not recorded"
+                ),
                 Err(e) => tracing::warn!(
                     ?direction,
                     "forwarded a line that is not JSON ({e}); not recorded"

@@ -163,6 +163,22 @@ struct State {
     /// Client answers to replayed sampling or elicitation requests that
     /// differ from the recorded ones.
     answer_mismatches: Vec<AnswerMismatch>,
+    /// Live requests answered from an interaction recorded without a
+    /// response, by live id, until the client cancels them.
+    unanswered: HashMap<String, Unanswered>,
+}
+
+/// A live request that replay could not answer: the interaction that
+/// matched it was recorded without a response (cancelled, still open when
+/// recording stopped, or lost by an older recorder).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unanswered {
+    /// The live request's id.
+    pub id: Value,
+    /// The recorded interaction that matched it.
+    pub interaction: usize,
+    /// Its method and name (`tools/call slow`).
+    pub label: String,
 }
 
 /// Why playing an interaction stopped before its end.
@@ -183,6 +199,7 @@ impl State {
             running: HashMap::new(),
             next_server_id: 0,
             answer_mismatches: Vec::new(),
+            unanswered: HashMap::new(),
         }
     }
 }
@@ -208,6 +225,9 @@ pub struct Summary {
     /// Client answers to replayed sampling or elicitation requests that
     /// differ from the recording.
     pub answer_mismatches: Vec<AnswerMismatch>,
+    /// Requests that got no answer because the interaction that matched
+    /// them has none, and that the client never cancelled.
+    pub unanswered: Vec<Unanswered>,
 }
 
 impl Summary {
@@ -221,6 +241,7 @@ impl Summary {
         for summary in summaries {
             merged.misses.extend(summary.misses);
             merged.answer_mismatches.extend(summary.answer_mismatches);
+            merged.unanswered.extend(summary.unanswered);
             merged.unused.retain(|p| summary.unused.contains(p));
             merged
                 .unused_cases
@@ -298,18 +319,10 @@ impl Engine {
     /// Handles one line of input (a JSON-RPC message or batch). Work that
     /// must wait for the client is spawned onto `tasks`.
     pub fn handle_line(self: &Arc<Self>, line: &[u8], sink: &Sink, tasks: &mut JoinSet<()>) {
-        match serde_json::from_slice::<Value>(line) {
+        match crate::json::parse_message(line) {
             Ok(Value::Array(batch)) => self.handle_batch(batch, sink, tasks),
             Ok(message) => self.handle_message(message, sink, tasks),
-            Err(e) => {
-                let message = format!("Parse error: {e}");
-                sink.respond(&jsonrpc::error_response(
-                    Value::Null,
-                    codes::PARSE_ERROR,
-                    &message,
-                    None,
-                ));
-            }
+            Err(e) => sink.respond(&unreadable(line, &e)),
         }
     }
 
@@ -530,6 +543,18 @@ impl Engine {
     /// a `notifications/cancelled` naming the live request can abort.
     fn start(self: &Arc<Self>, position: usize, live: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
         let interaction = &self.cassette.interactions[position];
+        if interaction.response.is_none()
+            && let Some(id) = interaction.request().and(jsonrpc::id(&live))
+        {
+            self.state().unanswered.insert(
+                jsonrpc::id_key(id),
+                Unanswered {
+                    id: id.clone(),
+                    interaction: position,
+                    label: interaction.label(),
+                },
+            );
+        }
         let paced = sink.delivery.pace == Pace::Recorded && !interaction.delays_ms.is_empty();
         if !paced && !needs_client(&interaction.during) && !needs_client(&interaction.after) {
             play_now(interaction, &live, sink);
@@ -660,8 +685,12 @@ impl Engine {
             let id = notification
                 .pointer("/params/requestId")
                 .map(jsonrpc::id_key);
-            if let Some(handle) = id.and_then(|id| self.state().running.remove(&id)) {
-                handle.abort();
+            if let Some(id) = id {
+                let mut state = self.state();
+                state.unanswered.remove(&id);
+                if let Some(handle) = state.running.remove(&id) {
+                    handle.abort();
+                }
             }
         }
         if let Some(upstream) = &self.config.upstream {
@@ -819,6 +848,11 @@ impl Engine {
             unused: state.matcher.unused(&self.cassette),
             unused_cases: state.matcher.unused_cases(),
             answer_mismatches: state.answer_mismatches.clone(),
+            unanswered: {
+                let mut unanswered: Vec<Unanswered> = state.unanswered.values().cloned().collect();
+                unanswered.sort_by_key(|u| u.interaction);
+                unanswered
+            },
         }
     }
 
@@ -949,6 +983,26 @@ impl Serialize for WithId<'_> {
         }
         map.end()
     }
+}
+
+/// The error reply to a line that could not be read: a parse error, or an
+/// invalid request for a message nested past the limit; addressed to the
+/// request's id when that much could be read.
+pub(crate) fn unreadable(line: &[u8], error: &crate::json::ParseError) -> Value {
+    let id = crate::json::readable_id(line).unwrap_or(Value::Null);
+    let (code, text) = match error {
+        crate::json::ParseError::TooDeep(deep) => {
+            (codes::INVALID_REQUEST, format!("Invalid Request: {deep}"))
+        }
+        crate::json::ParseError::Json(_) => {
+            let (line, column) = error.position();
+            (
+                codes::PARSE_ERROR,
+                format!("Parse error: {error} (line {line}, column {column})"),
+            )
+        }
+    };
+    jsonrpc::error_response(id, code, &text, None)
 }
 
 /// An error reply the engine makes up itself.

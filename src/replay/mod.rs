@@ -13,7 +13,7 @@ mod stdio;
 mod upstream;
 
 pub use answers::{ANSWER_MISMATCH, AnswerMismatch};
-pub use engine::{BARRIER, Delivery, Engine, Handled, ReplayConfig, Sink, Summary};
+pub use engine::{BARRIER, Delivery, Engine, Handled, ReplayConfig, Sink, Summary, Unanswered};
 pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
 pub use era::EraMismatch;
 pub use http_episodes::HttpEpisodes;

@@ -326,7 +326,13 @@ fn replay_recovers_a_journal_left_by_a_killed_recorder() {
         command: vec!["server".into()],
         cwd: None,
     };
-    let mut journal = Journal::create(&path, "2026-01-01T00:00:00Z", &transport).unwrap();
+    let mut journal = Journal::create(
+        &path,
+        "2026-01-01T00:00:00Z",
+        &transport,
+        &Default::default(),
+    )
+    .unwrap();
     journal
         .append(
             Direction::ClientToServer,

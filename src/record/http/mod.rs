@@ -164,6 +164,7 @@ pub async fn record_http(
             path.clone(),
             crate::cassette::now_rfc3339(),
             transport(&upstream),
+            kept_rules,
             redactor,
         )?,
         None => Tap::passthrough(),
@@ -177,7 +178,7 @@ pub async fn record_http(
     ));
     ready(listen);
     serve(listener, proxy.clone(), shutdown).await;
-    let interactions = tap.finish(kept_rules)?;
+    let interactions = tap.finish()?;
     Ok(HttpRecordOutcome {
         interactions,
         recovered,

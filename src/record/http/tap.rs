@@ -12,6 +12,7 @@ use crate::cassette::{
     Transport,
 };
 use crate::jsonrpc::{self, Kind};
+use crate::matching::Rules;
 use crate::record::Watch;
 use crate::redact::{MASK, Redactor};
 
@@ -25,6 +26,8 @@ pub(super) struct Recording {
     path: PathBuf,
     recorded_at: String,
     transport: Transport,
+    /// The rules the cassette keeps, journalled so a recovery keeps them.
+    rules: Rules,
     builder: Builder,
     /// `None` once the journal failed (forwarding goes on) or was finished.
     journal: Option<Journal>,
@@ -61,19 +64,22 @@ impl Tap {
         Tap(None)
     }
 
-    /// Starts a recording into `path`, journalling beside it.
+    /// Starts a recording into `path` that keeps `rules`, journalling
+    /// beside it.
     pub(super) fn record(
         path: PathBuf,
         recorded_at: String,
         transport: Transport,
+        rules: Rules,
         redactor: Redactor,
     ) -> Result<Self, RecordError> {
-        let journal = Journal::create(&path, &recorded_at, &transport)?;
+        let journal = Journal::create(&path, &recorded_at, &transport, &rules)?;
         let builder = Builder::new(recorded_at.clone(), transport.clone());
         Ok(Tap(Some(Arc::new(Mutex::new(Recording {
             path,
             recorded_at,
             transport,
+            rules,
             builder,
             journal: Some(journal),
             journalled: false,
@@ -252,9 +258,10 @@ impl Tap {
         recording.restart_journal();
     }
 
-    /// Ends the recording: saves the cassette (keeping `rules` written by
-    /// people) and removes the journal. Returns the completed interactions.
-    pub(super) fn finish(&self, rules: crate::matching::Rules) -> Result<usize, RecordError> {
+    /// Ends the recording: saves the cassette (keeping the rules written
+    /// by people) and removes the journal. Returns the completed
+    /// interactions.
+    pub(super) fn finish(&self) -> Result<usize, RecordError> {
         let Some(shared) = &self.0 else {
             return Ok(0);
         };
@@ -267,7 +274,7 @@ impl Tap {
         let interactions = builder.completed();
         let mut cassette = builder.finish();
         cassette.transport = transport;
-        cassette.rules = rules;
+        cassette.rules = recording.rules.clone();
         cassette::save(&recording.path, &cassette)?;
         match recording.journal.take() {
             Some(journal) => journal.remove()?,
@@ -324,7 +331,7 @@ impl Recording {
         if self.journalled || self.journal.is_none() {
             return;
         }
-        match Journal::create(&self.path, &self.recorded_at, &self.transport) {
+        match Journal::create(&self.path, &self.recorded_at, &self.transport, &self.rules) {
             Ok(journal) => self.journal = Some(journal),
             Err(e) => {
                 tracing::warn!("{e}; the recording is no longer crash-safe");
@@ -356,7 +363,7 @@ fn mask_sessions(value: &mut Value, sessions: &[String]) {
 /// A body's JSON-RPC messages: one message, or each message of a batch.
 /// `None` if the body is not JSON.
 pub(super) fn parse_messages(body: &[u8]) -> Option<Vec<Value>> {
-    match serde_json::from_slice(body).ok()? {
+    match crate::json::parse_message(body).ok()? {
         Value::Array(batch) => Some(batch),
         message => Some(vec![message]),
     }

@@ -84,8 +84,14 @@ pub(super) async fn read_messages(body: Incoming) -> Result<(Vec<Value>, bool), 
         }
         Err(error) => return Err(bad_request(codes::PARSE_ERROR, &error.to_string())),
     };
-    let value: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| bad_request(codes::PARSE_ERROR, &format!("Parse error: {e}")))?;
+    let value: Value = crate::json::parse_message(&bytes).map_err(|e| {
+        let reply = crate::replay::engine::unreadable(&bytes, &e);
+        let code = reply["error"]["code"]
+            .as_i64()
+            .unwrap_or(codes::PARSE_ERROR);
+        let text = reply["error"]["message"].as_str().unwrap_or("Parse error");
+        bad_request(code, text)
+    })?;
     match value {
         Value::Array(batch) if batch.is_empty() => Err(bad_request(
             codes::INVALID_REQUEST,

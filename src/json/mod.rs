@@ -1,0 +1,152 @@
+//! Tools for the JSON every other module reads: one nesting limit for all
+//! of it, parsing that enforces it without risking the stack, and error
+//! messages in plain words.
+//!
+//! This is the bottom layer: it imports nothing else from the crate.
+
+mod depth;
+mod locate;
+mod message;
+mod wire;
+
+pub use depth::{Nesting, TooDeep, nesting, position};
+pub use locate::Lines;
+pub use message::plain_error;
+pub use wire::{parse_message, readable_id};
+
+use serde::de::DeserializeOwned;
+
+/// The deepest a JSON-RPC message may nest (objects and arrays), on the
+/// wire and in every file: a message that parses on the wire also loads
+/// from a cassette, a journal or a fixture, and `check` reads what replay
+/// reads. (serde_json alone stops one level short of it.)
+pub const MAX_DEPTH: usize = 128;
+
+/// How many levels mcpcassette's own files wrap a message in, at most: a
+/// cassette's `/interactions/N/during/M/server_request`. Files may nest
+/// this much deeper than a message.
+pub const FILE_WRAPPING: usize = 5;
+
+/// Why a document did not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// It nests deeper than its limit.
+    #[error("{0}")]
+    TooDeep(TooDeep),
+    /// It is not valid JSON, or not the expected shape.
+    #[error("{}", plain_error(.0))]
+    Json(serde_json::Error),
+}
+
+impl ParseError {
+    /// 1-based line and column of the problem.
+    pub fn position(&self) -> (usize, usize) {
+        match self {
+            ParseError::TooDeep(deep) => (deep.line, deep.column),
+            ParseError::Json(e) => (e.line().max(1), e.column().max(1)),
+        }
+    }
+}
+
+/// Parses a document that holds messages `wrapping` levels inside its own
+/// structure (a cassette nests a server request five levels down, a journal
+/// entry one): messages up to [`MAX_DEPTH`] levels deep parse, deeper ones
+/// are refused by name, and the parser never recurses further than that.
+pub fn from_slice<T: DeserializeOwned>(bytes: &[u8], wrapping: usize) -> Result<T, ParseError> {
+    match serde_json::from_slice(bytes) {
+        Ok(value) => Ok(value),
+        Err(e) if is_recursion_limit(&e) => {
+            let limit = MAX_DEPTH + wrapping;
+            if let Err(deep) = nesting(bytes, limit) {
+                return Err(ParseError::TooDeep(deep));
+            }
+            unbounded(bytes).map_err(ParseError::Json)
+        }
+        Err(e) => Err(ParseError::Json(e)),
+    }
+}
+
+/// The text of a file's bytes, without a UTF-8 byte order mark (editors on
+/// Windows write one; JSON has none), or where it stops being UTF-8:
+/// 1-based line and column, and the byte there.
+pub fn file_text(bytes: &[u8]) -> Result<&str, (usize, usize, u8)> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let (line, column) = position(bytes, at);
+        (line, column, bytes[at])
+    })
+}
+
+/// Parses `bytes` with serde_json's recursion limit off. Only for text
+/// whose nesting [`nesting`] has bounded.
+pub fn unbounded<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// How deep `value` nests (a scalar is 0, `[]` is 1), without recursion.
+pub fn depth_of(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            Value::Array(items) => {
+                deepest = deepest.max(depth);
+                stack.extend(items.iter().map(|v| (v, depth + 1)));
+            }
+            Value::Object(map) => {
+                deepest = deepest.max(depth);
+                stack.extend(map.values().map(|v| (v, depth + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Whether serde_json stopped at its recursion limit.
+pub fn is_recursion_limit(e: &serde_json::Error) -> bool {
+    e.is_syntax() && e.to_string().starts_with("recursion limit exceeded")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn nested(depth: usize) -> String {
+        "[".repeat(depth) + &"]".repeat(depth)
+    }
+
+    #[test]
+    fn the_limit_is_reached_past_serde_jsons() {
+        let e = serde_json::from_str::<Value>(&nested(MAX_DEPTH)).unwrap_err();
+        assert!(is_recursion_limit(&e), "{e}");
+        assert!(from_slice::<Value>(nested(MAX_DEPTH).as_bytes(), 0).is_ok());
+        let err = from_slice::<Value>(nested(MAX_DEPTH + 1).as_bytes(), 0).unwrap_err();
+        assert!(matches!(err, ParseError::TooDeep(_)), "{err}");
+    }
+
+    #[test]
+    fn documents_get_room_for_their_own_structure() {
+        let text = nested(MAX_DEPTH + 5);
+        assert!(from_slice::<Value>(text.as_bytes(), 5).is_ok());
+        let err = from_slice::<Value>(text.as_bytes(), 4).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("{}", MAX_DEPTH + 5)),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_deep_bomb_is_refused_without_recursing() {
+        let bomb = "[".repeat(1_000_000);
+        let err = from_slice::<Value>(bomb.as_bytes(), 5).unwrap_err();
+        assert!(matches!(err, ParseError::TooDeep(_)), "{err}");
+    }
+}
