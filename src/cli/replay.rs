@@ -239,6 +239,7 @@ pub fn finish(
             "mode": engine.config().mode,
             "rules": rules,
             "misses": summary.misses,
+            "misses_not_kept": summary.misses_not_kept,
             "unused": unused,
             "unused_cases": summary.unused_cases,
             "answer_mismatches": summary.answer_mismatches,
@@ -250,7 +251,7 @@ pub fn finish(
     if !summary.misses.is_empty() {
         tracing::error!(
             "{} request(s) had no recorded answer in {}",
-            summary.misses.len(),
+            summary.misses.len() + summary.misses_not_kept,
             engine.config().path.display()
         );
         return Ok(ExitCode::from(exit::UNMATCHED));

@@ -21,6 +21,7 @@ use tokio::time::Instant;
 
 use super::answers::{ANSWER_MISMATCH, AnswerMismatch};
 use super::pace::Pace;
+use super::raw_ids::RawIds;
 use super::report::{self, Miss};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
@@ -40,6 +41,8 @@ pub struct Sink {
     pub responses: mpsc::UnboundedSender<Vec<u8>>,
     /// What the transport asks of the engine beyond the messages.
     pub delivery: Delivery,
+    /// Ids to write back as the client wrote them.
+    ids: Arc<RawIds>,
 }
 
 /// What a transport asks of the engine beyond sending messages.
@@ -77,7 +80,14 @@ impl Sink {
             events: channel.clone(),
             responses: channel,
             delivery,
+            ids: Arc::default(),
         }
+    }
+
+    /// Notes the ids of `messages`, read from `bytes` (a batch, or one
+    /// message), that must be written back as they were written.
+    pub fn note_ids(&self, bytes: &[u8], messages: &[Value], batch: bool) {
+        self.ids.note(bytes, messages, batch);
     }
 
     fn event(&self, message: &impl Serialize) {
@@ -85,7 +95,7 @@ impl Sink {
     }
 
     fn respond(&self, message: &impl Serialize) {
-        let _ = self.responses.send(encode(message));
+        let _ = self.responses.send(self.ids.restore(encode(message)));
     }
 
     /// A barrier, if the transport wants them.
@@ -151,10 +161,19 @@ pub struct Engine {
     state: Mutex<State>,
 }
 
+/// Misses reported in full on stderr; later ones get a line each.
+const FULL_REPORTS: usize = 20;
+
+/// Misses kept for the summary and `--report`; later ones are counted, so
+/// a client that misses forever costs bounded memory.
+const KEPT_MISSES: usize = 256;
+
 #[derive(Debug)]
 struct State {
     matcher: Matcher,
     misses: Vec<Miss>,
+    /// Misses past [`KEPT_MISSES`], counted only.
+    misses_not_kept: usize,
     /// Server-to-client requests awaiting the client's answer, by id.
     pending: HashMap<String, oneshot::Sender<Value>>,
     /// Requests being played, by live id, so they can be cancelled.
@@ -195,6 +214,7 @@ impl State {
         State {
             matcher,
             misses: Vec::new(),
+            misses_not_kept: 0,
             pending: HashMap::new(),
             running: HashMap::new(),
             next_server_id: 0,
@@ -216,8 +236,10 @@ pub enum Handled {
 /// What happened during a replay.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
-    /// Requests nothing recorded could answer.
+    /// Requests nothing recorded could answer (the first few hundred).
     pub misses: Vec<Miss>,
+    /// Misses beyond those kept in `misses`.
+    pub misses_not_kept: usize,
     /// Positions of recorded interactions that were never replayed.
     pub unused: Vec<usize>,
     /// Hand-written cases that answered nothing.
@@ -240,6 +262,7 @@ impl Summary {
         };
         for summary in summaries {
             merged.misses.extend(summary.misses);
+            merged.misses_not_kept += summary.misses_not_kept;
             merged.answer_mismatches.extend(summary.answer_mismatches);
             merged.unanswered.extend(summary.unanswered);
             merged.unused.retain(|p| summary.unused.contains(p));
@@ -319,7 +342,13 @@ impl Engine {
     /// Handles one line of input (a JSON-RPC message or batch). Work that
     /// must wait for the client is spawned onto `tasks`.
     pub fn handle_line(self: &Arc<Self>, line: &[u8], sink: &Sink, tasks: &mut JoinSet<()>) {
-        match crate::json::parse_message(line) {
+        let parsed = crate::json::parse_message(line);
+        match &parsed {
+            Ok(Value::Array(batch)) => sink.note_ids(line, batch, true),
+            Ok(message) => sink.note_ids(line, std::slice::from_ref(message), false),
+            Err(_) => {}
+        }
+        match parsed {
             Ok(Value::Array(batch)) => self.handle_batch(batch, sink, tasks),
             Ok(message) => self.handle_message(message, sink, tasks),
             Err(e) => sink.respond(&unreadable(line, &e)),
@@ -343,6 +372,7 @@ impl Engine {
             events: sink.events.clone(),
             responses: tx,
             delivery: sink.delivery,
+            ids: Arc::clone(&sink.ids),
         };
         for message in batch {
             self.handle_message(message, &batch_sink, tasks);
@@ -663,7 +693,19 @@ impl Engine {
             rules: &rules,
         };
         let miss = Miss::new(&self.cassette, request, refusal, context);
-        eprint!("{miss}");
+        let seen = {
+            let state = self.state();
+            state.misses.len() + state.misses_not_kept
+        };
+        if seen < FULL_REPORTS {
+            eprint!("{miss}");
+        } else {
+            eprintln!(
+                "mcpcassette: miss #{}: {} (full reports stop after {FULL_REPORTS}; --report keeps {KEPT_MISSES})",
+                seen + 1,
+                miss.message()
+            );
+        }
         let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
         sink.respond(&jsonrpc::error_response(
             id,
@@ -671,7 +713,12 @@ impl Engine {
             &miss.message(),
             Some(miss.data()),
         ));
-        self.state().misses.push(miss);
+        let mut state = self.state();
+        if state.misses.len() < KEPT_MISSES {
+            state.misses.push(miss);
+        } else {
+            state.misses_not_kept += 1;
+        }
     }
 
     /// Takes a notification; returns the recorded interaction it matched.
@@ -845,6 +892,7 @@ impl Engine {
         let state = self.state();
         Summary {
             misses: state.misses.clone(),
+            misses_not_kept: state.misses_not_kept,
             unused: state.matcher.unused(&self.cassette),
             unused_cases: state.matcher.unused_cases(),
             answer_mismatches: state.answer_mismatches.clone(),

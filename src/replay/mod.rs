@@ -7,6 +7,7 @@ mod era;
 pub mod http;
 mod http_episodes;
 mod pace;
+mod raw_ids;
 mod report;
 mod session_traffic;
 mod stdio;

@@ -25,6 +25,27 @@ pub const OUT_OF_ORDER: i64 = -32002;
 /// How many recorded requests a report shows.
 const CANDIDATES: usize = 3;
 
+/// The most of a request's (or a recorded request's) params a report
+/// keeps, as canonical JSON: larger params are shortened to their start,
+/// so that a miss costs the same whatever was sent.
+const PARAMS_BUDGET: usize = 16 * 1024;
+
+/// How much of shortened params is kept.
+const SHORTENED_TO: usize = 1024;
+
+/// The most lines of each side a diff compares and shows.
+const DIFF_LINES: usize = 60;
+
+/// How long one diff may take before it settles for a coarser answer.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How many characters of each side similarity compares.
+const SIMILARITY_CHARS: usize = 2000;
+
+/// How many recorded requests get a similarity score (the most alike by
+/// method and target first); the rest rank below them.
+const SCORED: usize = 64;
+
 /// Where the report is made: names in the text and the fixes.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
@@ -41,8 +62,12 @@ pub struct Context<'a> {
 pub struct Miss {
     /// The request's method.
     pub method: String,
-    /// Its params, as sent.
+    /// Its params, as sent; shortened to a string when larger than a
+    /// report keeps (see `shortened`).
     pub params: Option<Value>,
+    /// Whether `params` was shortened.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shortened: bool,
     /// `no-match`, `exhausted` or `out-of-order`.
     pub reason: &'static str,
     /// For `exhausted`: how many times it was answered already.
@@ -73,7 +98,8 @@ pub struct Candidate {
     pub interaction: usize,
     /// Its method.
     pub method: String,
-    /// What matching compared, under the rules.
+    /// What matching compared, under the rules (shortened to a string when
+    /// large).
     pub params: Value,
     /// Similarity to the live request, 0..=1.
     pub similarity: f32,
@@ -105,6 +131,10 @@ impl Miss {
             .into_owned();
         let closest = closest(cassette, &method, &live, refusal, context.rules);
         let did_you_mean = did_you_mean(cassette, &method, params.as_ref());
+        let (params, shortened) = match params.as_ref().and_then(shortened) {
+            Some(short) => (Some(short), true),
+            None => (params, false),
+        };
         let (reason, answered) = match refusal {
             Refusal::Missing => ("no-match", None),
             Refusal::Exhausted { answered } => ("exhausted", Some(answered)),
@@ -113,6 +143,7 @@ impl Miss {
         let mut miss = Miss {
             method,
             params,
+            shortened,
             reason,
             answered,
             closest,
@@ -134,6 +165,14 @@ impl Miss {
         miss
     }
 
+    /// The request as matching sees it, for one-line messages.
+    fn request_text(&self) -> String {
+        match (&self.params, self.shortened) {
+            (Some(Value::String(short)), true) => format!("{} {short}", self.method),
+            _ => matching::canonical(&self.method, self.params.as_ref()),
+        }
+    }
+
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
         match self.reason {
@@ -148,7 +187,7 @@ impl Miss {
         if let Some(mismatch) = &self.era_mismatch {
             return mismatch.message();
         }
-        let live = shorten(&matching::canonical(&self.method, self.params.as_ref()));
+        let live = shorten(&self.request_text());
         let closest = self.closest.first().map(|c| {
             format!(
                 "closest recorded: {}",
@@ -203,11 +242,7 @@ impl fmt::Display for Miss {
             _ => "no recorded interaction matches this request",
         };
         writeln!(f, "mcpcassette: {headline}")?;
-        writeln!(
-            f,
-            "  request:  {}",
-            shorten(&matching::canonical(&self.method, self.params.as_ref()))
-        )?;
+        writeln!(f, "  request:  {}", shorten(&self.request_text()))?;
         writeln!(f, "  cassette: {}", self.cassette)?;
         writeln!(f, "  mode:     {}", self.mode)?;
         writeln!(f, "  rules:    {}", self.rules)?;
@@ -267,7 +302,8 @@ fn closest(
 ) -> Vec<Candidate> {
     let live_text = matching::canonical_json(live);
     // Ranked by what differs: the method, then the target (tool, prompt,
-    // resource), then how similar the params are.
+    // resource), then how similar the params are. Similarity costs the
+    // most, so only the most alike by method and target are scored.
     let mut scored: Vec<((u8, u8, f32), usize, Value)> = cassette
         .interactions
         .iter()
@@ -276,17 +312,21 @@ fn closest(
             let request = interaction.request()?;
             let recorded = rules.normalize(interaction.method(), crate::jsonrpc::params(request));
             let recorded = crate::redact::mask_value(&recorded);
-            let ratio = similarity(&live_text, &matching::canonical_json(&recorded));
             let same_method = interaction.method() == method;
             let same_target =
                 same_method && matching::same_target(method, Some(&recorded), Some(live));
             Some((
-                (u8::from(same_method), u8::from(same_target), ratio),
+                (u8::from(same_method), u8::from(same_target), 0.0),
                 position,
                 recorded,
             ))
         })
         .collect();
+    // Stable: equally alike requests stay in recorded order.
+    scored.sort_by_key(|s| std::cmp::Reverse((s.0.0, s.0.1)));
+    for (score, _, recorded) in scored.iter_mut().take(SCORED) {
+        score.2 = similarity(&live_text, &matching::canonical_json(recorded));
+    }
     scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
     scored
         .into_iter()
@@ -308,7 +348,7 @@ fn closest(
                 interaction: position,
                 diff: diff(&recorded_method, &recorded, method, live),
                 method: recorded_method,
-                params: recorded,
+                params: shortened(&recorded).unwrap_or(recorded),
                 similarity,
                 rejected_by,
                 differs_at,
@@ -445,19 +485,66 @@ fn diff(recorded_method: &str, recorded: &Value, live_method: &str, live: &Value
         )
     };
     let (recorded, live) = (show(recorded_method, recorded), show(live_method, live));
-    similar::TextDiff::from_lines(&recorded, &live)
+    let (recorded, recorded_cut) = first_lines(&recorded, DIFF_LINES);
+    let (live, live_cut) = first_lines(&live, DIFF_LINES);
+    let mut text = similar::TextDiff::configure()
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(recorded, live)
         .unified_diff()
         .context_radius(3)
         .header("recorded", "live")
-        .to_string()
+        .to_string();
+    if recorded_cut + live_cut > 0 {
+        text.push_str(&format!(
+            "(compared the first {DIFF_LINES} lines of each side; {recorded_cut} more recorded and {live_cut} more live lines not shown)\n"
+        ));
+    }
+    text
+}
+
+/// The first `n` lines of `text` (each with its newline), and how many
+/// lines were left out.
+fn first_lines(text: &str, n: usize) -> (&str, usize) {
+    match text.match_indices('\n').nth(n.saturating_sub(1)) {
+        Some((end, _)) if end + 1 < text.len() => {
+            let rest = &text[end + 1..];
+            let left = rest.lines().count();
+            (&text[..=end], left)
+        }
+        _ => (text, 0),
+    }
+}
+
+/// `params` shortened to a string naming its start and size, when its
+/// canonical JSON is larger than a report keeps.
+fn shortened(params: &Value) -> Option<Value> {
+    let text = matching::canonical_json(params);
+    if text.len() <= PARAMS_BUDGET {
+        return None;
+    }
+    let cut = (0..=SHORTENED_TO)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    Some(Value::String(format!(
+        "{}… (shortened: {} bytes in all)",
+        &text[..cut],
+        text.len()
+    )))
 }
 
 /// Character similarity of two canonical texts (long ones are compared by
-/// their first few thousand characters).
+/// their first characters, and a diff that takes too long settles).
 fn similarity(a: &str, b: &str) -> f32 {
-    const LIMIT: usize = 4000;
-    let cut = |s: &str| s.char_indices().nth(LIMIT).map_or(s.len(), |(i, _)| i);
-    similar::TextDiff::from_chars(&a[..cut(a)], &b[..cut(b)]).ratio()
+    let cut = |s: &str| {
+        s.char_indices()
+            .nth(SIMILARITY_CHARS)
+            .map_or(s.len(), |(i, _)| i)
+    };
+    similar::TextDiff::configure()
+        .timeout(DIFF_DEADLINE)
+        .diff_chars(&a[..cut(a)], &b[..cut(b)])
+        .ratio()
 }
 
 /// A recorded tool, prompt or resource close to a name the cassette lacks.
@@ -530,10 +617,17 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
         }
     }
     fixes.extend(commands);
-    fixes.push(format!(
+    let mut case = format!(
         "Answer it by hand: add a case to the cassette's \"rules\":\n\"cases\": [{}]",
         serde_json::to_string(&suggested_case(cassette, miss)).unwrap_or_default()
-    ));
+    );
+    if miss.shortened {
+        case.push_str(&format!(
+            "\n(the request's params are too large to repeat: this case answers every {}; narrow it with \"when\")",
+            miss.method
+        ));
+    }
+    fixes.push(case);
     if command.iter().any(|a| a.contains(crate::redact::MASK)) {
         fixes.push("The recorded server command has masked secrets: put them back before running the commands above.".to_owned());
     }
@@ -554,6 +648,11 @@ fn suggested_case(cassette: &Cassette, miss: &Miss) -> Value {
         }
         params
     });
+    // Params too large to repeat: match on what names the target alone.
+    let when = match when {
+        Some(_) if miss.shortened => None,
+        when => when,
+    };
     let tools: Vec<Value> = cassette
         .interactions
         .iter()

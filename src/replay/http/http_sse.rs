@@ -138,11 +138,13 @@ async fn receive(server: &Arc<Server>, request: Request<Incoming>) -> Response {
         );
     }
     let messages = match post::read_messages(request.into_body()).await {
-        Ok((messages, _)) => messages,
+        Ok((messages, batch, body)) => (messages, batch, body),
         Err(refused) => return refused,
     };
     let engine = stream.engine;
+    let (messages, batch, body) = messages;
     let (mut flow, sink) = Flow::open(Spill::Stream(stream.events));
+    sink.note_ids(&body, &messages, batch);
     let first = messages
         .into_iter()
         .map(|message| engine.handle_message_traced(message, &sink, &mut flow.tasks))

@@ -33,9 +33,10 @@ pub(super) async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> 
         read_messages(body).await
     };
     match checked.await {
-        Ok((messages, batch)) => {
+        Ok((messages, batch, body)) => {
             let post = Post {
                 headers: &parts.headers,
+                body,
                 batch,
                 accept,
                 start,
@@ -72,7 +73,9 @@ fn check_media_types(headers: &HeaderMap, accept: Accept) -> Result<(), Response
 /// The body's messages, and whether they came as a batch. A body that is
 /// not JSON, an empty batch, or a single message that is not JSON-RPC gets
 /// 400 with the JSON-RPC error.
-pub(super) async fn read_messages(body: Incoming) -> Result<(Vec<Value>, bool), Response> {
+pub(super) async fn read_messages(
+    body: Incoming,
+) -> Result<(Vec<Value>, bool, bytes::Bytes), Response> {
     let bytes = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<LengthLimitError>() => {
@@ -97,9 +100,9 @@ pub(super) async fn read_messages(body: Incoming) -> Result<(Vec<Value>, bool), 
             codes::INVALID_REQUEST,
             "Invalid Request: empty batch",
         )),
-        Value::Array(batch) => Ok((batch, true)),
+        Value::Array(batch) => Ok((batch, true, bytes)),
         message => match jsonrpc::classify(&message) {
-            Ok(_) => Ok((vec![message], false)),
+            Ok(_) => Ok((vec![message], false, bytes)),
             Err(invalid) => {
                 let id = jsonrpc::id(&message)
                     .filter(|id| id.is_string() || id.is_number())
@@ -179,6 +182,8 @@ fn is_listen(message: &Value) -> bool {
 /// What a POST came with, besides its messages.
 struct Post<'a> {
     headers: &'a HeaderMap,
+    /// The body as sent, for ids written back as the client wrote them.
+    body: bytes::Bytes,
     /// Whether the messages came as a batch, answered by an array.
     batch: bool,
     accept: Accept,
@@ -216,6 +221,7 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
 
     let spill = session.clone().map_or(Spill::Nowhere, Spill::Session);
     let (mut flow, sink) = Flow::open(spill);
+    sink.note_ids(&post.body, &messages, post.batch);
     let mut positions: Vec<Option<usize>> = Vec::with_capacity(messages.len());
     for message in messages {
         let state = http_transport::session_state(&message, lookup, issues_sessions);
