@@ -57,11 +57,10 @@ pub fn record_http(
         mcpcassette::record::record_http(config, |addr| super::announce(addr, &endpoint), shutdown)
     })??;
     if let Some(recovery) = &outcome.recovered {
-        tracing::warn!(
-            "recovered {} interaction(s) from {} left by an interrupted recording; this recording replaces them",
-            recovery.interactions,
-            recovery.journal.display()
-        );
+        match recovery.kept_previous {
+            true => tracing::warn!("{recovery}"),
+            false => tracing::warn!("{recovery}; this recording replaces them"),
+        }
     }
     if let Some(path) = &cassette {
         tracing::info!(
@@ -95,11 +94,10 @@ pub fn record(
     };
     let outcome = record_stdio(&config).context("recording failed")?;
     if let Some(recovery) = &outcome.recovered {
-        tracing::warn!(
-            "recovered {} interaction(s) from {} left by an interrupted recording; this recording replaces them",
-            recovery.interactions,
-            recovery.journal.display()
-        );
+        match recovery.kept_previous {
+            true => tracing::warn!("{recovery}"),
+            false => tracing::warn!("{recovery}; this recording replaces them"),
+        }
     }
     if let Some(path) = &config.cassette {
         tracing::info!(

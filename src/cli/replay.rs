@@ -101,11 +101,7 @@ pub fn session_mode(matching: &MatchArgs) -> SessionMode {
 /// Recovers an interrupted recording's journal, if any, and loads.
 pub fn open(path: &Path) -> anyhow::Result<Cassette> {
     if let Some(recovery) = cassette::recover(path)? {
-        tracing::warn!(
-            "recovered {} interaction(s) from {} left by an interrupted recording",
-            recovery.interactions,
-            recovery.journal.display()
-        );
+        tracing::warn!("{recovery}");
     }
     Ok(cassette::load(path)?)
 }

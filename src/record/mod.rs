@@ -73,6 +73,25 @@ fn redaction_rules(
     Ok((rules, redactor))
 }
 
+/// Saves a finished recording to `path`, unless it holds nothing and a
+/// cassette is already there: a client that never spoke (or a server that
+/// never started) leaves the previous recording in place. Returns whether
+/// it saved.
+pub(crate) fn save_recording(
+    path: &Path,
+    recorded: &cassette::Cassette,
+) -> Result<bool, RecordError> {
+    if recorded.interactions.is_empty() && recorded.opening.is_empty() && path.exists() {
+        tracing::warn!(
+            "nothing was recorded; {} was left as it was",
+            path.display()
+        );
+        return Ok(false);
+    }
+    cassette::save(path, recorded)?;
+    Ok(true)
+}
+
 /// What a new recording takes over from the cassette it replaces: a journal
 /// an interrupted recording left (recovered first, so nothing is lost
 /// silently) and the hand-written rules, which a re-recording keeps.

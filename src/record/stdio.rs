@@ -146,7 +146,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         interactions = builder.completed();
         let mut recorded = builder.finish();
         recorded.rules = kept_rules;
-        cassette::save(path, &recorded)?;
+        super::save_recording(path, &recorded)?;
         journal.remove()?;
     }
     if breaks > 0 {

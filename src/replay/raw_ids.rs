@@ -5,8 +5,9 @@
 //! `-0` as `-0.0`, 2^64 as `1.8446744073709552e19`. A response's id must
 //! be the request's, byte for byte, or the client cannot pair them. So the
 //! raw text of such ids is kept as the request is read, and put back into
-//! the encoded answer. Integer and string ids (all that real clients send)
-//! cost nothing: nothing is kept unless an id is a float.
+//! the encoded answer; likewise strings written with escapes (`"s\u00e9"`
+//! comes back as `"sé"` otherwise). Integer ids and plain strings (all
+//! that real clients send) cost nothing: nothing is kept for them.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -34,7 +35,13 @@ impl RawIds {
     /// Notes the ids of `messages` (read from `line`, as a batch or one
     /// message) that serde_json would not write back as they were written.
     pub fn note(&self, line: &[u8], messages: &[Value], batch: bool) {
-        let lossy = |message: &Value| message.get("id").is_some_and(|id| id.is_f64());
+        // Strings come back as written unless they hold escapes.
+        let escapes = memchr::memchr(b'\\', line).is_some();
+        let lossy = |message: &Value| {
+            message
+                .get("id")
+                .is_some_and(|id| id.is_f64() || (escapes && id.is_string()))
+        };
         if !messages.iter().any(lossy) {
             return;
         }
@@ -119,6 +126,7 @@ mod tests {
             "18446744073709551616",
             "1000000000000000000000000000001",
             "1.50",
+            r#""s\u00e9""#,
         ] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#);
             let parsed: Value = serde_json::from_str(&line).unwrap();

@@ -30,6 +30,10 @@ const CANDIDATES: usize = 3;
 /// so that a miss costs the same whatever was sent.
 const PARAMS_BUDGET: usize = 16 * 1024;
 
+/// The deepest params a report keeps as they are: an error reply nests
+/// them four levels down (`/error/data/closest/params`).
+const PARAMS_DEPTH: usize = 32;
+
 /// How much of shortened params is kept.
 const SHORTENED_TO: usize = 1024;
 
@@ -39,8 +43,8 @@ const DIFF_LINES: usize = 60;
 /// How long one diff may take before it settles for a coarser answer.
 const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// How many characters of each side similarity compares.
-const SIMILARITY_CHARS: usize = 2000;
+/// How many bytes of each side similarity compares.
+const SIMILARITY_BYTES: usize = 4096;
 
 /// How many recorded requests get a similarity score (the most alike by
 /// method and target first); the rest rank below them.
@@ -516,10 +520,11 @@ fn first_lines(text: &str, n: usize) -> (&str, usize) {
 }
 
 /// `params` shortened to a string naming its start and size, when its
-/// canonical JSON is larger than a report keeps.
+/// canonical JSON is larger than a report keeps, or nests so deep that the
+/// error reply carrying it would be deeper than a client reads.
 fn shortened(params: &Value) -> Option<Value> {
     let text = matching::canonical_json(params);
-    if text.len() <= PARAMS_BUDGET {
+    if text.len() <= PARAMS_BUDGET && crate::json::depth_of(params) <= PARAMS_DEPTH {
         return None;
     }
     let cut = (0..=SHORTENED_TO)
@@ -533,18 +538,45 @@ fn shortened(params: &Value) -> Option<Value> {
     )))
 }
 
-/// Character similarity of two canonical texts (long ones are compared by
-/// their first characters, and a diff that takes too long settles).
+/// Similarity of two canonical texts, 0..=1: the Dice coefficient of their
+/// byte pairs, so it costs time in proportion to the texts (long ones are
+/// compared by their first few kilobytes), however different they are.
 fn similarity(a: &str, b: &str) -> f32 {
-    let cut = |s: &str| {
-        s.char_indices()
-            .nth(SIMILARITY_CHARS)
-            .map_or(s.len(), |(i, _)| i)
+    let (a, b) = (prefix(a), prefix(b));
+    if a == b {
+        return 1.0;
+    }
+    if a.len() < 2 || b.len() < 2 {
+        return 0.0;
+    }
+    let pairs = |text: &[u8]| {
+        let mut pairs: Vec<u16> = text
+            .windows(2)
+            .map(|p| u16::from_be_bytes([p[0], p[1]]))
+            .collect();
+        pairs.sort_unstable();
+        pairs
     };
-    similar::TextDiff::configure()
-        .timeout(DIFF_DEADLINE)
-        .diff_chars(&a[..cut(a)], &b[..cut(b)])
-        .ratio()
+    let (a_pairs, b_pairs) = (pairs(a), pairs(b));
+    // Both sorted: walk them together, counting pairs they share.
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a_pairs.len() && j < b_pairs.len() {
+        match a_pairs[i].cmp(&b_pairs[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    (2 * shared) as f32 / (a.len() + b.len() - 2) as f32
+}
+
+/// The first [`SIMILARITY_BYTES`] of `text`.
+fn prefix(text: &str) -> &[u8] {
+    &text.as_bytes()[..text.len().min(SIMILARITY_BYTES)]
 }
 
 /// A recorded tool, prompt or resource close to a name the cassette lacks.

@@ -34,6 +34,7 @@ mod session;
 mod stub_interop;
 mod support;
 mod testkit;
+mod torture;
 mod tsdk_progress;
 mod verify;
 mod verify_http;

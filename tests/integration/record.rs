@@ -3,7 +3,6 @@
 
 use std::io::{Read, Write};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use mcpcassette::cassette;
 use nix::sys::signal::{Signal, kill};
@@ -11,16 +10,8 @@ use nix::unistd::Pid;
 use serde_json::json;
 
 use crate::support::peer::Peer;
+use crate::support::process::eventually;
 use crate::support::{initialize_demo, mcpcassette, record_demo, replay};
-
-/// Waits until `condition` holds, for at most ten seconds.
-fn eventually(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 #[test]
 fn forwards_bytes_unchanged_and_passes_stderr_through() {

@@ -275,7 +275,7 @@ impl Tap {
         let mut cassette = builder.finish();
         cassette.transport = transport;
         cassette.rules = recording.rules.clone();
-        cassette::save(&recording.path, &cassette)?;
+        crate::record::save_recording(&recording.path, &cassette)?;
         match recording.journal.take() {
             Some(journal) => journal.remove()?,
             None => {

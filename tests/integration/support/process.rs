@@ -50,3 +50,15 @@ pub fn run_with_deadline(mut command: Command, timeout: Duration, what: &str) ->
         stderr: stderr.join().unwrap(),
     }
 }
+
+/// Waits until `condition` holds, for at most ten seconds.
+pub fn eventually(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
