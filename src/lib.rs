@@ -25,6 +25,9 @@ pub mod check;
 pub mod drift;
 pub mod example;
 pub mod fixture;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inspect;
 pub mod json;
 pub mod jsonrpc;

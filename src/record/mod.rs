@@ -105,3 +105,9 @@ fn previous(cassette: Option<&Path>) -> Result<(Option<Recovery>, Rules), Record
         .unwrap_or_default();
     Ok((recovered, rules))
 }
+
+/// For `crate::fuzzing`: the SSE path of HTTP recording.
+#[cfg(fuzzing)]
+pub(crate) fn fuzzing_sse(chunks: &[&[u8]]) -> Vec<serde_json::Value> {
+    http::fuzzing_sse(chunks)
+}

@@ -23,3 +23,15 @@ pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, sh
 pub use session_traffic::{SessionScript, file_into as file_session_traffic};
 pub use stdio::{Drain, StdioConfig, serve, serve_with};
 pub use upstream::{Forwarding, Upstream};
+
+/// For `crate::fuzzing`: a line's ids noted, then restored into `reply`.
+#[cfg(fuzzing)]
+pub(crate) fn fuzzing_restore_ids(line: &[u8], reply: Vec<u8>) -> Vec<u8> {
+    let ids = raw_ids::RawIds::default();
+    match crate::json::parse_message(line) {
+        Ok(serde_json::Value::Array(batch)) => ids.note(line, &batch, true),
+        Ok(message) => ids.note(line, std::slice::from_ref(&message), false),
+        Err(_) => {}
+    }
+    ids.restore(reply)
+}

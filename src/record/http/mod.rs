@@ -232,3 +232,18 @@ async fn serve_connection(stream: TcpStream, proxy: Arc<Proxy>) {
         tracing::debug!("client connection ended: {e}");
     }
 }
+
+/// For `crate::fuzzing`: SSE chunks through the recorder's parser, each
+/// event's data read as the recorder reads it.
+#[cfg(fuzzing)]
+pub(crate) fn fuzzing_sse(chunks: &[&[u8]]) -> Vec<serde_json::Value> {
+    let mut parser = tee::SseParser::default();
+    let mut messages = Vec::new();
+    for chunk in chunks {
+        for event in parser.push(bytes::Bytes::copy_from_slice(chunk)) {
+            let data = event.data.unwrap_or_default();
+            messages.extend(tap::parse_messages(data.as_bytes()).unwrap_or_default());
+        }
+    }
+    messages
+}

@@ -1,0 +1,50 @@
+//! Canonicalisation and matching: the canonical form is stable (reading
+//! it back gives the same form and the same key), and the matcher answers
+//! any request against the shipped cassette without panicking, only ever
+//! with an interaction whose canonical params are the request's.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcpcassette::matching::{self, Answer, Matcher};
+use mcpcassette::{cassette, json};
+use serde_json::{Value, json};
+
+const METHODS: [&str; 6] = [
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "prompts/get",
+    "ping",
+    "initialize",
+];
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(params) = json::parse_message(rest) else {
+        return;
+    };
+    let canonical = matching::canonical_json(&params);
+    let again: Value = json::parse_message(canonical.as_bytes()).expect("canonical JSON parses");
+    assert_eq!(matching::canonical_json(&again), canonical);
+
+    let method = METHODS[usize::from(pick) % METHODS.len()];
+    let recorded = cassette::parse(
+        std::path::Path::new("demo-legacy.json"),
+        include_str!("../../cassettes/demo-legacy.json"),
+    )
+    .expect("the shipped cassette loads");
+    let mut matcher = Matcher::new(&recorded, recorded.rules.clone());
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    if let Ok(Answer::Recorded(position)) = matcher.request(&recorded, &request, None) {
+        let interaction = &recorded.interactions[position];
+        assert_eq!(interaction.method(), method);
+        let recorded_params = interaction.client.message().get("params");
+        let normalize = |p: Option<&Value>| recorded.rules.normalize(method, p).into_owned();
+        assert_eq!(
+            matching::canonical_json(&normalize(recorded_params)),
+            matching::canonical_json(&normalize(request.get("params")))
+        );
+    }
+});
