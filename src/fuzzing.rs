@@ -15,3 +15,16 @@ pub fn sse_messages(chunks: &[&[u8]]) -> Vec<Value> {
 pub fn restore_ids(line: &[u8], reply: Vec<u8>) -> Vec<u8> {
     crate::replay::fuzzing_restore_ids(line, reply)
 }
+
+/// The shipped legacy-era cassette, parsed once: what the matching and
+/// miss-report targets ask.
+pub fn shipped_cassette() -> &'static crate::cassette::Cassette {
+    static CASSETTE: std::sync::OnceLock<crate::cassette::Cassette> = std::sync::OnceLock::new();
+    CASSETTE.get_or_init(|| {
+        crate::cassette::parse(
+            std::path::Path::new("demo-legacy.json"),
+            include_str!("../cassettes/demo-legacy.json"),
+        )
+        .expect("the shipped cassette loads")
+    })
+}

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcpcassette::matching::{self, Answer, Matcher};
-use mcpcassette::{cassette, json};
+use mcpcassette::json;
 use serde_json::{Value, json};
 
 const METHODS: [&str; 6] = [
@@ -30,14 +30,10 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(matching::canonical_json(&again), canonical);
 
     let method = METHODS[usize::from(pick) % METHODS.len()];
-    let recorded = cassette::parse(
-        std::path::Path::new("demo-legacy.json"),
-        include_str!("../../cassettes/demo-legacy.json"),
-    )
-    .expect("the shipped cassette loads");
-    let mut matcher = Matcher::new(&recorded, recorded.rules.clone());
+    let recorded = mcpcassette::fuzzing::shipped_cassette();
+    let mut matcher = Matcher::new(recorded, recorded.rules.clone());
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    if let Ok(Answer::Recorded(position)) = matcher.request(&recorded, &request, None) {
+    if let Ok(Answer::Recorded(position)) = matcher.request(recorded, &request, None) {
         let interaction = &recorded.interactions[position];
         assert_eq!(interaction.method(), method);
         let recorded_params = interaction.client.message().get("params");

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcpcassette::matching::Refusal;
 use mcpcassette::replay::{Context, Miss};
-use mcpcassette::{cassette, json};
+use mcpcassette::json;
 use serde_json::json;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,11 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(params) = json::parse_message(rest) else {
         return;
     };
-    let recorded = cassette::parse(
-        std::path::Path::new("demo-legacy.json"),
-        include_str!("../../cassettes/demo-legacy.json"),
-    )
-    .expect("the shipped cassette loads");
+    let recorded = mcpcassette::fuzzing::shipped_cassette();
     let method = ["tools/call", "resources/read", "nope/missing"][usize::from(pick) % 3];
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let refusal = match pick / 3 % 3 {
@@ -33,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         mode: "replay",
         rules: &recorded.rules,
     };
-    let miss = Miss::new(&recorded, &request, refusal, context);
+    let miss = Miss::new(recorded, &request, refusal, context);
     let report = miss.to_string();
     assert!(report.len() < 64 * 1024, "a report of {} bytes", report.len());
     assert!(miss.message().len() < 4 * 1024);

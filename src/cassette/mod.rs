@@ -15,6 +15,7 @@ pub use format::{
 pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
 pub(crate) use store::to_pointer;
 pub use store::{
-    Journal, Recovery, journal_path, load, parse, recover, save, to_text, write_atomically,
+    Journal, Recovery, SkipReason, SkippedLine, journal_path, load, parse, parse_bytes, recover,
+    save, to_text, write_atomically,
 };
 pub use workdir::{command_in, is_relative, recorded_cwd, resolve_cwd, stdio_transport};
