@@ -21,10 +21,12 @@
 mod command;
 mod env;
 mod message;
+mod names;
 mod rules;
 mod shapes;
 #[cfg(test)]
 mod tests;
+mod url;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -33,8 +35,10 @@ use std::sync::{Arc, LazyLock};
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::{Regex, RegexSet};
 
-pub use command::{mask_command, mask_tokens, mask_value, name_looks_secret};
+pub use command::{mask_command, mask_tokens, mask_value};
+pub use names::{name_looks_secret, query_param_looks_secret};
 pub use rules::{RedactRule, RedactTarget, RegexText};
+pub use url::mask_url;
 
 use crate::matching::{Selector, SelectorError};
 

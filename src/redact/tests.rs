@@ -84,6 +84,160 @@ fn leaves_ordinary_arguments_alone() {
 }
 
 #[test]
+fn secret_names_are_words_humps_and_infixes() {
+    // Issue 12, item 8: names *containing* PASSWORD, and `_PWD`.
+    for name in [
+        "GITHUB_TOKEN",
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "DB_PASSWD",
+        "PIN_SECRET",
+        "CLIENTSECRET",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "XAPIKEY",
+        "NPMTOKEN",
+        "GH_PAT",
+        "SSH_PASSPHRASE",
+        // Issue 12, item 7: camelCase flags and keys.
+        "--accessToken",
+        "--apiToken",
+        "--apiKey",
+        "--clientSecret",
+        "X-Api-Key",
+        "api_key",
+        "Authorization",
+        "Proxy-Authorization",
+    ] {
+        assert!(name_looks_secret(name), "{name}");
+    }
+    for name in [
+        "PWD",
+        "OLDPWD",
+        "MAX_TOKENS",
+        "maxTokens",
+        "--max-tokens",
+        "progressToken",
+        "progress_token",
+        "nextToken",
+        "pageToken",
+        "nextCursor",
+        "KEYBOARD",
+        "MONKEY",
+        "publicKey",
+        "PRIMARY_KEY",
+        "PASSTHROUGH",
+        "GIT_ASKPASS",
+        "HOME",
+        "--port",
+    ] {
+        assert!(!name_looks_secret(name), "{name}");
+    }
+    // URL parameters also carry signatures and codes (item 10).
+    for name in [
+        "sig",
+        "code",
+        "X-Amz-Signature",
+        "X-Goog-Credential",
+        "access_token",
+        "id_token",
+    ] {
+        assert!(query_param_looks_secret(name), "{name}");
+    }
+    for name in ["sv", "se", "page", "cursor", "state", "X-Amz-Date"] {
+        assert!(!query_param_looks_secret(name), "{name}");
+    }
+}
+
+#[test]
+fn commands_lose_secrets_by_flag_header_and_assignment() {
+    // Issue 12, item 7.
+    let args = strings(&[
+        "server",
+        "--accessToken",
+        "tok1",
+        "--apiToken=tok2",
+        "-p",
+        "hunter2",
+        "--header=X-Api-Key: key3",
+        "-H",
+        "Authorization: Bearer abc",
+        "--header",
+        "Cookie: session=abc",
+        "PGPASSWORD=pw4",
+        "MYSQL_PWD=pw5",
+        "-u",
+        "me:pw6",
+        "--user=me:pw7",
+        "-pS3cret8",
+        "--env=API_KEY=key9",
+        "https://h/mcp?sig=sig10&sv=1",
+    ]);
+    assert_eq!(
+        mask_command(&args),
+        strings(&[
+            "server",
+            "--accessToken",
+            MASK,
+            "--apiToken=[REDACTED]",
+            "-p",
+            MASK,
+            "--header=X-Api-Key: [REDACTED]",
+            "-H",
+            "Authorization: [REDACTED]",
+            "--header",
+            "Cookie: [REDACTED]",
+            "PGPASSWORD=[REDACTED]",
+            "MYSQL_PWD=[REDACTED]",
+            "-u",
+            "me:[REDACTED]",
+            "--user=me:[REDACTED]",
+            "-p[REDACTED]",
+            "--env=API_KEY=[REDACTED]",
+            "https://h/mcp?sig=[REDACTED]&sv=1",
+        ])
+    );
+    // Ports, words and ordinary flags stay.
+    let args = strings(&[
+        "docker",
+        "run",
+        "-p",
+        "8080:80",
+        "-p",
+        "127.0.0.1:9000:9000/tcp",
+        "-pthread",
+        "-p5432",
+        "--max-tokens",
+        "5",
+        "--progressToken",
+        "abc",
+        "http://localhost:3000/mcp",
+        "time=12:30",
+    ]);
+    assert_eq!(mask_command(&args), args);
+}
+
+#[test]
+fn commands_lose_the_environment_secrets() {
+    // Issue 12, item 7: `server "$MY_SERVICE_TOKEN"`.
+    let r = env_redactor();
+    let args = strings(&[
+        "server",
+        SECRET,
+        &format!("--opt={SECRET}"),
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "/home/someone",
+    ]);
+    assert_eq!(
+        r.mask_command(&args),
+        strings(&["server", MASK, "--opt=[REDACTED]", MASK, "/home/someone"])
+    );
+    assert_eq!(
+        r.mask_plain(&format!("http://h/x?q={}", url_forms(SECRET)[1])),
+        "http://h/x?q=[REDACTED]"
+    );
+}
+
+#[test]
 fn mask_value_masks_strings_not_keys() {
     let value =
         json!({"sk-0123456789abcdefgh1": ["ghp_0123456789abcdefghij", 3], "maxTokens": "fine"});
