@@ -1,8 +1,11 @@
 //! Secret environment variables: which values to look for, and the forms
 //! they take on the wire. A value leaks not only verbatim but URL-encoded
-//! in a query, escaped inside JSON text (or JSON nested in a string), and
-//! base64-encoded inside `Basic` credentials or blobs; each form becomes a
-//! literal needle for one Aho-Corasick pass.
+//! in a query, escaped inside JSON text (or JSON nested in a string),
+//! base64-encoded inside `Basic` credentials or blobs, hex-encoded, and
+//! upper- or lower-cased (a hex key printed as `A3F9…`); each form becomes
+//! a literal needle for one Aho-Corasick pass. A value escaped with `\u`
+//! in any mix is found by decoding (see [`super::escapes`]), and a numeric
+//! value sent as a JSON number by [`super::Redactor::number_secret`].
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
@@ -140,6 +143,19 @@ pub(super) fn anchors(needles: &[&str]) -> Vec<String> {
     out
 }
 
+/// Whether `text` reads as a JSON number (`8675309123`, `-12`, `3.5`):
+/// a value a server may send unquoted.
+pub(super) fn is_numeric(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let mut parts = digits.splitn(2, '.');
+    let whole = parts.next().unwrap_or_default();
+    let fraction = parts.next();
+    !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && (whole == "0" || !whole.starts_with('0'))
+        && fraction.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Whether the value of a secret-named variable is worth masking.
 fn value_looks_secret(value: &str) -> bool {
     let value = value.trim();
@@ -167,7 +183,13 @@ pub(super) fn placeholder_name(var: &str) -> String {
 
 /// Every form of `value` worth looking for, verbatim first, deduplicated.
 pub(super) fn encodings(value: &str) -> Vec<String> {
-    let mut out = vec![value.to_owned()];
+    let mut out = vec![
+        value.to_owned(),
+        value.to_ascii_uppercase(),
+        value.to_ascii_lowercase(),
+        hex::encode(value),
+        hex::encode_upper(value),
+    ];
     for set in [UNRESERVED, URI_COMPONENT, PATH, NON_ALPHANUMERIC, FORM] {
         let encoded = utf8_percent_encode(value, set).to_string();
         let form = encoded.replace("%20", "+");

@@ -1,6 +1,7 @@
 //! Redacting a parsed JSON-RPC message: selector rules first (whole
-//! values), then every string value as text. Object keys and the protocol
-//! fields replay depends on are left byte-identical.
+//! values), then every string value as text, and every number that is a
+//! numeric environment secret. Object keys and the protocol fields replay
+//! depends on are left byte-identical.
 
 use std::fmt::Write as _;
 
@@ -119,6 +120,15 @@ impl Redactor {
                     for name in &names {
                         sink.push(pointer, name);
                     }
+                }
+            }
+            Value::Number(number) => {
+                if protected(pointer) {
+                    return;
+                }
+                if let Some(name) = self.number_secret(number).map(str::to_owned) {
+                    *value = Value::String(placeholder(&name));
+                    sink.push(pointer, &name);
                 }
             }
             Value::Array(items) => {

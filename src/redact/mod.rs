@@ -198,6 +198,9 @@ struct Inner {
     needles: Option<AhoCorasick>,
     /// The placeholder name of each needle.
     needle_names: Vec<String>,
+    /// Whether a secret value reads as a JSON number, so numbers are
+    /// looked at too.
+    numeric: bool,
     /// The pre-scan for needles: short anchors (a needle's alphanumeric
     /// start), few enough for a SIMD prefilter; see [`env::anchors`].
     anchors: Option<AhoCorasick>,
@@ -318,6 +321,7 @@ impl Redactor {
 
         let needles = env::needles(config);
         let needle_names = needles.iter().map(|n| n.name.clone()).collect();
+        let numeric = needles.iter().any(|n| env::is_numeric(&n.text));
         let texts: Vec<&str> = needles.iter().map(|n| n.text.as_str()).collect();
         let needle_matcher = if texts.is_empty() {
             None
@@ -343,6 +347,7 @@ impl Redactor {
                 shapes: config.defaults,
                 needles: needle_matcher,
                 needle_names,
+                numeric,
                 anchors,
                 rules: config.rules.clone(),
                 selectors,
@@ -439,6 +444,22 @@ impl Redactor {
         merge(raw)
     }
 
+    /// The name of the environment secret that the JSON number `number` is
+    /// (`PIN_SECRET=8675309123` sent as `"pin": 8675309123`), if it is one.
+    /// Only whole numbers count: `142` is not the secret `42`.
+    pub fn number_secret(&self, number: &serde_json::Number) -> Option<&str> {
+        let inner = &*self.inner;
+        if !inner.numeric {
+            return None;
+        }
+        let needles = inner.needles.as_ref()?;
+        let text = number.to_string();
+        let text = text.strip_suffix(".0").unwrap_or(&text);
+        let found = needles.find(text)?;
+        (found.start() == 0 && found.end() == text.len())
+            .then(|| inner.needle_names[found.pattern().as_usize()].as_str())
+    }
+
     /// `text` with every hit masked, repeatedly until none is left; `None`
     /// when there was nothing to mask. The names masked are added to
     /// `names`.
@@ -483,7 +504,11 @@ impl Redactor {
     /// every live request before matching it).
     pub fn masked<'a>(&self, message: &'a serde_json::Value) -> Cow<'a, serde_json::Value> {
         if self.inner.selectors.is_empty()
-            && !any_string(message, &|s| self.might_contain(s.as_bytes(), false))
+            && !any_scalar(message, &|scalar| match scalar {
+                serde_json::Value::String(s) => self.might_contain(s.as_bytes(), false),
+                serde_json::Value::Number(n) => self.number_secret(n).is_some(),
+                _ => false,
+            })
         {
             return Cow::Borrowed(message);
         }
@@ -533,12 +558,11 @@ impl Redactor {
     }
 }
 
-/// Whether any string in `value` satisfies `test`.
-fn any_string(value: &serde_json::Value, test: &dyn Fn(&str) -> bool) -> bool {
+/// Whether any string or other scalar in `value` satisfies `test`.
+fn any_scalar(value: &serde_json::Value, test: &dyn Fn(&serde_json::Value) -> bool) -> bool {
     match value {
-        serde_json::Value::String(s) => test(s),
-        serde_json::Value::Array(items) => items.iter().any(|v| any_string(v, test)),
-        serde_json::Value::Object(map) => map.values().any(|v| any_string(v, test)),
-        _ => false,
+        serde_json::Value::Array(items) => items.iter().any(|v| any_scalar(v, test)),
+        serde_json::Value::Object(map) => map.values().any(|v| any_scalar(v, test)),
+        scalar => test(scalar),
     }
 }

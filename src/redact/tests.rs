@@ -583,6 +583,72 @@ fn short_and_trivial_values_are_not_auto_masked() {
 }
 
 #[test]
+fn env_values_are_masked_hex_encoded_and_case_changed() {
+    // Issue 12, item 8.
+    let key = "a3f9c0d2e4b6a8c01234";
+    let r = redactor(&[("SIGNING_KEY", key), (NAME, SECRET)], &[], &[]);
+    assert_eq!(
+        text(&r, &format!("k={} K={}", key, key.to_uppercase())),
+        "k=[REDACTED:SIGNING_KEY] K=[REDACTED:SIGNING_KEY]"
+    );
+    assert_eq!(
+        text(
+            &r,
+            &format!("{} {}", hex::encode(SECRET), hex::encode_upper(SECRET))
+        ),
+        format!("{MASKED} {MASKED}")
+    );
+    assert_eq!(text(&r, &SECRET.to_ascii_uppercase()), MASKED);
+    assert_eq!(text(&r, &SECRET.to_ascii_lowercase()), MASKED);
+}
+
+#[test]
+fn password_variables_are_found_by_a_word_inside_the_name() {
+    // Issue 12, item 8: PGPASSWORD, MYSQL_PWD.
+    let r = redactor(
+        &[
+            ("PGPASSWORD", "pg-pass-1234"),
+            ("MYSQL_PWD", "my-pass-5678"),
+            ("PWD", "/home/someone/project"),
+        ],
+        &[],
+        &[],
+    );
+    assert_eq!(
+        text(&r, "pg-pass-1234 my-pass-5678 /home/someone/project"),
+        "[REDACTED:PGPASSWORD] [REDACTED:MYSQL_PWD] /home/someone/project"
+    );
+}
+
+#[test]
+fn numeric_env_values_are_masked_as_json_numbers() {
+    // Issue 12, item 8: `PIN_SECRET=8675309123` → `"pin": 8675309123`.
+    let r = redactor(&[("PIN_SECRET", "8675309123")], &[], &[]);
+    let line = br#"{"jsonrpc":"2.0","id":8675309123,"result":{"pin":8675309123,"f":8675309123.0,"other":18675309123,"n":[8675309123]}}"#;
+    let out: Value = serde_json::from_slice(&r.redact_line(line)).unwrap();
+    assert_eq!(
+        out,
+        json!({"jsonrpc": "2.0", "id": 8675309123u64, "result": {
+            "pin": "[REDACTED:PIN_SECRET]", "f": "[REDACTED:PIN_SECRET]",
+            "other": 18675309123u64, "n": ["[REDACTED:PIN_SECRET]"]}})
+    );
+    // Replay masks a live request the same way.
+    let live = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"arguments": {"pin": 8675309123u64}}});
+    let masked = r.masked(&live);
+    assert!(matches!(masked, Cow::Owned(_)));
+    assert_eq!(
+        masked["params"]["arguments"]["pin"],
+        "[REDACTED:PIN_SECRET]"
+    );
+    let n = |v: u64| serde_json::Number::from(v);
+    assert_eq!(r.number_secret(&n(8675309123)), Some("PIN_SECRET"));
+    assert_eq!(r.number_secret(&n(867530912)), None);
+    // Without a numeric secret, numbers are not looked at.
+    assert_eq!(env_redactor().number_secret(&n(8675309123)), None);
+}
+
+#[test]
 fn explicitly_named_variables_are_masked_whatever_their_names() {
     let env = [
         ("PORTAL_ID", "42"),
