@@ -17,4 +17,6 @@ pub(crate) use store::to_pointer;
 pub use store::{
     Journal, Recovery, journal_path, load, parse, recover, save, to_text, write_atomically,
 };
-pub use workdir::{command_in, is_relative, recorded_cwd, resolve_cwd, stdio_transport};
+pub use workdir::{
+    command_in, is_relative, mask_transport, recorded_cwd, resolve_cwd, stdio_transport,
+};

@@ -25,6 +25,23 @@ pub fn stdio_transport(
     }
 }
 
+/// `transport` masked again by `redactor`, as recording masks it now: a
+/// cassette recorded by an older version may hold a server command or URL
+/// with secrets that were not recognised then.
+pub fn mask_transport(transport: &mut Transport, redactor: &Redactor) {
+    match transport {
+        Transport::Stdio { command, cwd } => {
+            *command = redactor.mask_command(command);
+            if let Some(cwd) = cwd {
+                *cwd = redactor.mask_plain(cwd);
+            }
+        }
+        Transport::StreamableHttp { url, .. } | Transport::HttpSse { url, .. } => {
+            *url = redactor.mask_command(std::slice::from_ref(url)).concat();
+        }
+    }
+}
+
 /// `cwd` as stored in a cassette at `cassette`.
 pub fn recorded_cwd(cwd: &Path, cassette: Option<&Path>) -> String {
     let cwd = normalize(cwd);

@@ -231,7 +231,7 @@ pub fn finish(
             .iter()
             .map(|&p| json!({"interaction": p, "message": redact::mask_value(interactions[p].client.message())}))
             .collect();
-        let report = json!({
+        let mut report = json!({
             "cassette": engine.config().path,
             "mode": engine.config().mode,
             "rules": rules,
@@ -240,6 +240,8 @@ pub fn finish(
             "unused_cases": summary.unused_cases,
             "answer_mismatches": summary.answer_mismatches,
         });
+        // What the cassette or the client held in clear is not written out.
+        engine.redactor().redact_document(&mut report);
         let text = serde_json::to_string_pretty(&report)? + "\n";
         cassette::write_atomically(path, text.as_bytes())?;
     }

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::{RedactConfig, name_looks_secret};
+use super::{RedactConfig, escapes, name_looks_secret};
 
 /// Shortest value of a variable picked by its name alone: shorter ones
 /// (`true`, `8080`, `dev`) are too likely to be ordinary text.
@@ -115,7 +115,10 @@ const MIN_ANCHOR_LEN: usize = 4;
 /// when that is too short, its start and that start JSON-escaped (a string
 /// holding a needle holds, in JSON text, its escape, which begins with the
 /// escape of its start). Every text holding a needle, or the JSON text of a
-/// string holding one, holds an anchor.
+/// string holding one, holds an anchor, unless `\u` escapes were chosen
+/// for some of its characters: so the escapes that could stand for one of
+/// them are anchors too (those of printable ASCII, or any `\u` once a
+/// value has other characters).
 pub(super) fn anchors(needles: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |anchor: &str| {
@@ -123,6 +126,17 @@ pub(super) fn anchors(needles: &[&str]) -> Vec<String> {
             out.push(anchor.to_owned());
         }
     };
+    if needles.is_empty() {
+        return out;
+    }
+    if needles
+        .iter()
+        .any(|n| n.bytes().any(|b| !(0x20..0x7f).contains(&b)))
+    {
+        add(escapes::ANY_ESCAPE);
+    } else {
+        escapes::TRIGGERS.iter().for_each(|trigger| add(trigger));
+    }
     for needle in needles {
         let alnum = needle
             .bytes()

@@ -20,6 +20,7 @@
 
 mod command;
 mod env;
+mod escapes;
 mod message;
 mod names;
 mod rules;
@@ -370,10 +371,11 @@ impl Redactor {
 
     /// Whether `bytes` may hold something to mask: an Aho-Corasick pass for
     /// the needles' anchors, one for the shapes' prefixes (with a look at
-    /// what follows each), and the regex rules. Never a false "no"; no
-    /// allocation. `json` says the bytes are JSON text, where an escape may
-    /// hide what a regex rule matches once decoded.
-    fn might_contain(&self, bytes: &[u8], json: bool) -> bool {
+    /// what follows each), and the regex rules. Both passes also look for
+    /// the `\u` escapes that could hide a secret ([`escapes::TRIGGERS`]).
+    /// Never a false "no"; no allocation. With regex rules, any backslash
+    /// counts: an escape may hide what a rule matches once decoded.
+    fn might_contain(&self, bytes: &[u8]) -> bool {
         let inner = &*self.inner;
         if inner.anchors.as_ref().is_some_and(|a| a.is_match(bytes)) {
             return true;
@@ -382,7 +384,7 @@ impl Redactor {
             return true;
         }
         if let Some(set) = &inner.regex_set {
-            if json && bytes.contains(&b'\\') {
+            if bytes.contains(&b'\\') {
                 return true;
             }
             match std::str::from_utf8(bytes) {
@@ -396,52 +398,69 @@ impl Redactor {
     /// Where secrets are in `text` (byte ranges and names), for `check`'s
     /// likely-secret findings; placeholders are not hits.
     pub fn find(&self, text: &str) -> Vec<Hit> {
-        if !self.might_contain(text.as_bytes(), false) {
+        if !self.might_contain(text.as_bytes()) {
             return Vec::new();
         }
         self.find_all(text)
     }
 
-    /// [`Redactor::find`] without the pre-scan.
+    /// [`Redactor::find`] without the pre-scan. Text with JSON escapes is
+    /// searched decoded too ([`escapes`]), hits mapped back to the escapes.
     fn find_all(&self, text: &str) -> Vec<Hit> {
-        let inner = &*self.inner;
         let mut raw = Vec::new();
         for (offset, segment) in segments(text) {
-            if let Some(needles) = &inner.needles {
-                for m in needles.find_iter(segment) {
-                    raw.push(RawHit {
-                        range: offset + m.start()..offset + m.end(),
-                        priority: ENV,
-                        name: &inner.needle_names[m.pattern().as_usize()],
-                    });
-                }
-            }
-            for rule in &inner.regexes {
-                let mut push = |m: regex::Match<'_>| {
-                    if !m.is_empty() {
-                        raw.push(RawHit {
-                            range: offset + m.start()..offset + m.end(),
-                            priority: RULE,
-                            name: &rule.name,
-                        });
-                    }
-                };
-                match rule.secret {
-                    Some(group) => rule
-                        .regex
-                        .captures_iter(segment)
-                        .filter_map(|caps| caps.get(group))
-                        .for_each(&mut push),
-                    None => rule.regex.find_iter(segment).for_each(&mut push),
-                }
-            }
-            if inner.shapes {
+            self.find_in(segment, offset, &mut raw);
+            for level in escapes::levels(segment) {
                 let mut found = Vec::new();
-                shapes::find(segment, offset, &mut found);
-                raw.extend(found);
+                self.find_in(&level.text, 0, &mut found);
+                raw.extend(found.into_iter().map(|hit| {
+                    let range = level.original(hit.range);
+                    RawHit {
+                        range: offset + range.start..offset + range.end,
+                        ..hit
+                    }
+                }));
             }
         }
         merge(raw)
+    }
+
+    /// Adds the hits in `segment` (found at `offset` of the whole) to `raw`.
+    fn find_in<'s>(&'s self, segment: &str, offset: usize, raw: &mut Vec<RawHit<'s>>) {
+        let inner = &*self.inner;
+        if let Some(needles) = &inner.needles {
+            for m in needles.find_iter(segment) {
+                raw.push(RawHit {
+                    range: offset + m.start()..offset + m.end(),
+                    priority: ENV,
+                    name: &inner.needle_names[m.pattern().as_usize()],
+                });
+            }
+        }
+        for rule in &inner.regexes {
+            let mut push = |m: regex::Match<'_>| {
+                if !m.is_empty() {
+                    raw.push(RawHit {
+                        range: offset + m.start()..offset + m.end(),
+                        priority: RULE,
+                        name: &rule.name,
+                    });
+                }
+            };
+            match rule.secret {
+                Some(group) => rule
+                    .regex
+                    .captures_iter(segment)
+                    .filter_map(|caps| caps.get(group))
+                    .for_each(&mut push),
+                None => rule.regex.find_iter(segment).for_each(&mut push),
+            }
+        }
+        if inner.shapes {
+            let mut found = Vec::new();
+            shapes::find(segment, offset, &mut found);
+            raw.extend(found);
+        }
     }
 
     /// The name of the environment secret that the JSON number `number` is
@@ -464,7 +483,7 @@ impl Redactor {
     /// when there was nothing to mask. The names masked are added to
     /// `names`.
     fn mask_str(&self, text: &str, names: &mut Vec<String>) -> Option<String> {
-        if !self.might_contain(text.as_bytes(), false) {
+        if !self.might_contain(text.as_bytes()) {
             return None;
         }
         let mut current: Option<String> = None;
@@ -505,7 +524,7 @@ impl Redactor {
     pub fn masked<'a>(&self, message: &'a serde_json::Value) -> Cow<'a, serde_json::Value> {
         if self.inner.selectors.is_empty()
             && !any_scalar(message, &|scalar| match scalar {
-                serde_json::Value::String(s) => self.might_contain(s.as_bytes(), false),
+                serde_json::Value::String(s) => self.might_contain(s.as_bytes()),
                 serde_json::Value::Number(n) => self.number_secret(n).is_some(),
                 _ => false,
             })
@@ -525,7 +544,7 @@ impl Redactor {
     /// re-serialized compactly (surrounding whitespace, such as the line's
     /// newline, is kept); a line that is not JSON is masked as text.
     pub fn redact_line<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
-        if self.inner.selectors.is_empty() && !self.might_contain(line, true) {
+        if self.inner.selectors.is_empty() && !self.might_contain(line) {
             return Cow::Borrowed(line);
         }
         let start = line

@@ -9,7 +9,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine as _;
 use regex::Regex;
 
-use super::RawHit;
+use super::{RawHit, escapes};
 
 /// Priority of a specific shape (`ghp_…`) among overlapping hits.
 const SPECIFIC: u8 = 2;
@@ -47,12 +47,20 @@ enum Tail {
     Bearer(usize),
     /// Spaces, then at least this many base64 characters.
     Basic(usize),
+    /// Anything: a `\u` escape that may hide a shape's character.
+    Any,
 }
 
 /// Literal prefixes of the shapes, looked for in the pre-scan's single
 /// Aho-Corasick pass. Each minimum is no stricter than the regex's, so a
 /// line the pre-scan lets through cannot hold a shape.
-const PREFIXES: [(&str, Tail); 21] = [
+const PREFIXES: [(&str, Tail); 27] = [
+    (escapes::TRIGGERS[0], Tail::Any),
+    (escapes::TRIGGERS[1], Tail::Any),
+    (escapes::TRIGGERS[2], Tail::Any),
+    (escapes::TRIGGERS[3], Tail::Any),
+    (escapes::TRIGGERS[4], Tail::Any),
+    (escapes::TRIGGERS[5], Tail::Any),
     ("sk-", Tail::Token(20)),
     ("ghp_", Tail::Token(20)),
     ("gho_", Tail::Token(20)),
@@ -113,6 +121,9 @@ pub(super) fn prescan(bytes: &[u8]) -> bool {
 /// Raw bytes may be JSON text, where `\n` or `\u001f` right before the
 /// prefix is a separator once decoded, so an escape counts as a boundary.
 fn plausible(bytes: &[u8], start: usize, end: usize, tail: Tail) -> bool {
+    if matches!(tail, Tail::Any) {
+        return true;
+    }
     if start > 0 && is_token_byte(bytes[start - 1]) {
         let escaped = (start >= 2 && bytes[start - 2] == b'\\')
             || (start >= 6 && bytes[start - 6] == b'\\' && bytes[start - 5] == b'u');
@@ -129,6 +140,7 @@ fn plausible(bytes: &[u8], start: usize, end: usize, tail: Tail) -> bool {
         Tail::Dotted(min) => count(|b| is_token_byte(b) || b == b'.', rest) >= min,
         Tail::Bearer(min) => count(is_bearer_byte, after_spaces()) >= min,
         Tail::Basic(min) => count(is_base64_byte, after_spaces()) >= min,
+        Tail::Any => true,
     }
 }
 

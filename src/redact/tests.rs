@@ -925,6 +925,35 @@ fn protocol_fields_and_keys_are_never_rewritten() {
 }
 
 #[test]
+fn cursors_are_protocol_fields() {
+    let r = Redactor::defaults();
+    let cursor = "eyJhbGciOiJub25lIn0.eyJvZmZzZXQiOjEwfQ.";
+    let mut request =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": cursor}});
+    assert!(r.redact_message(&mut request).is_empty());
+    let mut response =
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [], "nextCursor": cursor}});
+    assert!(r.redact_message(&mut response).is_empty());
+    assert_eq!(response["result"]["nextCursor"], cursor);
+}
+
+#[test]
+fn documents_are_masked_everywhere_but_keys() {
+    let r = redactor(&[("PIN_SECRET", "8675309123")], &[], &["/params/x"]);
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let mut report = json!({"id": token, "method": token, "params": {"x": "kept", "progressToken": token},
+        "misses": [{"pin": 8675309123u64, token: 1}]});
+    let masked = r.redact_document(&mut report);
+    assert_eq!(masked.len(), 4);
+    assert_eq!(
+        report,
+        json!({"id": "[REDACTED:GITHUB_TOKEN]", "method": "[REDACTED:GITHUB_TOKEN]",
+            "params": {"x": "kept", "progressToken": "[REDACTED:GITHUB_TOKEN]"},
+            "misses": [{"pin": "[REDACTED:PIN_SECRET]", token: 1}]})
+    );
+}
+
+#[test]
 fn batches_are_redacted_message_by_message() {
     let r = Redactor::defaults();
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
@@ -999,6 +1028,76 @@ fn lines_are_masked_and_keep_their_newline() {
 }
 
 #[test]
+fn unicode_escaped_shapes_are_masked_in_lines() {
+    // Issue 12, item 6: `"\u0073k-proj-…"` and `"gh\u0070_…"` passed the
+    // pre-scan and were stored decoded, in clear.
+    let r = Redactor::defaults();
+    for (escaped, name) in [
+        (r"\u0073k-proj-abc123DEF456ghi789JKL012mno345", "OPENAI_KEY"),
+        (
+            r"gh\u0070_0123456789abcdefghijABCDEFGHIJ012345",
+            "GITHUB_TOKEN",
+        ),
+        (
+            r"\u0067\u0068\u0070\u005F0123456789abcdefghijABCDEFGHIJ012345",
+            "GITHUB_TOKEN",
+        ),
+        (r"AKIA\u0049OSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID"),
+    ] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"x {escaped} y"}}}}"#);
+        let out = r.redact_line(line.as_bytes());
+        let out: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            out["result"]["t"],
+            format!("x [REDACTED:{name}] y"),
+            "{line}"
+        );
+        // Free text (a log line, a line that is not JSON) too.
+        assert_eq!(
+            text(&r, &format!("sent {line}")),
+            format!(r#"sent {{"jsonrpc":"2.0","id":1,"result":{{"t":"x [REDACTED:{name}] y"}}}}"#)
+        );
+        // And what `check` looks at.
+        assert!(!r.find(&format!("t {escaped}")).is_empty(), "{escaped}");
+    }
+    // JSON nested in a string: escaped twice in the line.
+    let inner = r#"{"k":"\u0073k-proj-abc123DEF456ghi789JKL012mno345"}"#;
+    let line =
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "result": {"t": inner}})).unwrap();
+    let out: Value = serde_json::from_slice(&r.redact_line(&line)).unwrap();
+    assert_eq!(out["result"]["t"], r#"{"k":"[REDACTED:OPENAI_KEY]"}"#);
+    let once = text(&r, std::str::from_utf8(&line).unwrap());
+    assert!(!once.contains("proj-abc123"), "{once}");
+}
+
+#[test]
+fn unicode_escaped_env_values_are_masked() {
+    // Issue 12, item 6: Go's encoding/json writes `&<>` as `\u0026`,
+    // `\u003c`, `\u003e`.
+    let secret = "&<tok>&-Secret-9";
+    let r = redactor(&[("MY_API_TOKEN", secret)], &[], &[]);
+    let go = r"\u0026\u003ctok\u003e\u0026-Secret-9";
+    let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"v={go};"}}}}"#);
+    let out: Value = serde_json::from_slice(&r.redact_line(line.as_bytes())).unwrap();
+    assert_eq!(out["result"]["t"], "v=[REDACTED:MY_API_TOKEN];");
+    assert_eq!(
+        text(&r, &format!("log v={go};")),
+        "log v=[REDACTED:MY_API_TOKEN];"
+    );
+    // Any hex case, any character of a non-ASCII secret.
+    let r = redactor(&[("MY_API_TOKEN", "é-secret-1234")], &[], &[]);
+    for escaped in [r"\u00E9-secret-1234", r"\u00e9-s\u0065cret-1234"] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{escaped}"}}}}"#);
+        let out: Value = serde_json::from_slice(&r.redact_line(line.as_bytes())).unwrap();
+        assert_eq!(out["result"]["t"], "[REDACTED:MY_API_TOKEN]", "{escaped}");
+    }
+    // An escape that cannot hide anything keeps a clean line borrowed.
+    let r = redactor(&[("MY_API_TOKEN", secret)], &[], &[]);
+    let line = br#"{"jsonrpc":"2.0","id":1,"result":{"t":"caf\u00e9 \u001b[0m"}}"#;
+    assert!(matches!(r.redact_line(line), Cow::Borrowed(_)));
+}
+
+#[test]
 fn selector_rules_apply_to_lines_without_any_needle() {
     let r = redactor(&[], &[], &["/params/arguments/pin"]);
     let line =
@@ -1027,13 +1126,15 @@ fn redactors_are_shareable() {
 // Properties.
 
 const KEYS: &[&str] = &["a", "text", "maxTokens", "api_key", "x/y", "t~"];
-const PROTECTED_POINTERS: [&str; 7] = [
+const PROTECTED_POINTERS: [&str; 9] = [
     "/jsonrpc",
     "/id",
     "/method",
     "/params/_meta/progressToken",
     "/params/progressToken",
     "/params/requestId",
+    "/params/cursor",
+    "/result/nextCursor",
     "/result/resultType",
 ];
 const TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";

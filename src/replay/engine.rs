@@ -248,6 +248,9 @@ impl Engine {
             Redactor::defaults()
         });
         let matcher = Matcher::new(&cassette, rules);
+        // Reports and fixes repeat the recorded command or URL.
+        let mut cassette = cassette;
+        crate::cassette::mask_transport(&mut cassette.transport, &redactor);
         Arc::new(Engine {
             cassette: Arc::new(cassette),
             config,
@@ -638,13 +641,17 @@ impl Engine {
             rules: &rules,
         };
         let miss = Miss::new(&self.cassette, request, refusal, context);
-        eprint!("{miss}");
+        // A cassette recorded under other rules (or by an older version)
+        // may still hold a secret: nothing shown of it goes unmasked.
+        eprint!("{}", self.redactor.redact_text(&miss.to_string()));
         let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
+        let mut data = miss.data();
+        self.redactor.redact_document(&mut data);
         sink.respond(&jsonrpc::error_response(
             id,
             miss.code(),
-            &miss.message(),
-            Some(miss.data()),
+            &self.redactor.redact_text(&miss.message()),
+            Some(data),
         ));
         self.state().misses.push(miss);
     }
