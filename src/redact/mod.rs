@@ -5,8 +5,10 @@
 //!
 //! - the values of secret-looking environment variables (`GITHUB_TOKEN`)
 //!   and of variables named with `--redact-env`, verbatim and URL-encoded,
-//!   JSON-escaped and base64-encoded;
-//! - well-known token shapes such as `ghp_…`, `sk-…` and JWTs;
+//!   JSON-escaped (`\u` escapes in any mix), base64- and hex-encoded,
+//!   upper- or lower-cased, and numeric ones sent as JSON numbers;
+//! - well-known token shapes such as `ghp_…`, `sk-…`, `AIza…`, JWTs, PEM
+//!   private keys and passwords in URLs;
 //! - whatever the user's [`RedactRule`]s select or match.
 //!
 //! A secret becomes a named placeholder, `[REDACTED:GITHUB_TOKEN]`, so a
@@ -15,14 +17,16 @@
 //! them.
 //!
 //! Redaction is on by default at record time; it is cheap when there is
-//! nothing to mask, since a line is only parsed when a single Aho-Corasick
-//! pass over its bytes finds a needle or a shape's prefix.
+//! nothing to mask, since a line is only parsed when an Aho-Corasick pass
+//! over its bytes (one for the environment's needles, one for the shapes'
+//! literals, see [`prescan`]) finds a candidate.
 
 mod command;
 mod env;
 mod escapes;
 mod message;
 mod names;
+mod prescan;
 mod rules;
 mod shapes;
 #[cfg(test)]
@@ -380,7 +384,7 @@ impl Redactor {
         if inner.anchors.as_ref().is_some_and(|a| a.is_match(bytes)) {
             return true;
         }
-        if inner.shapes && shapes::prescan(bytes) {
+        if inner.shapes && prescan::prescan(bytes) {
             return true;
         }
         if let Some(set) = &inner.regex_set {

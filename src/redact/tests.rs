@@ -265,7 +265,7 @@ fn placeholders_are_recognised() {
 
 // Token shapes.
 
-const SHAPES: [(&str, &str); 20] = [
+const SHAPES: [(&str, &str); 53] = [
     ("sk-proj-abc123DEF456ghi789JKL012mno345", "OPENAI_KEY"),
     ("sk-0123456789abcdefghijABCDEFGHIJ", "OPENAI_KEY"),
     ("sk-ant-api03-abcdefGHIJKL0123456789_xyz", "ANTHROPIC_KEY"),
@@ -295,6 +295,91 @@ const SHAPES: [(&str, &str); 20] = [
     ("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.", "JWT"),
     ("sk-live-0123456789abcdef", "OPENAI_KEY"),
     ("ghp_liveLiveLiveLiveLive0000", "GITHUB_TOKEN"),
+    // Issue 12, item 9.
+    ("sk_live_ErQHQwjyaxErPZDS3MoJaQNj", "STRIPE_KEY"),
+    ("rk_live_Cxkv5ndK0meGR0vRzZ1fb6d0", "STRIPE_KEY"),
+    ("sk_test_6QGofB8ChQBiIu4NJkS4dJkG", "STRIPE_KEY"),
+    (
+        "whsec_0fzMAQMEEMyIbPUf9mYQqw8x3SyRthqp",
+        "STRIPE_WEBHOOK_SECRET",
+    ),
+    (
+        "sk-ant-admin01-vxxGKZWGlby02BcHboRBcynXMgWJoleSrcBrFwMO",
+        "ANTHROPIC_KEY",
+    ),
+    (
+        "sk-svcacct-UdGDxnvsDES92Ep9kD7JxlmXVo6Ma8_r6XZvlpYaG",
+        "OPENAI_KEY",
+    ),
+    ("glpat-cpNhxIGjb7u4YQ1rOhoY", "GITLAB_TOKEN"),
+    ("glrt-HGEFOwqR8C5VkCsN3crv", "GITLAB_TOKEN"),
+    (
+        "xapp-1-A062NS7QBAB-1234567890123-48d476df181dd2c6bbc5",
+        "SLACK_TOKEN",
+    ),
+    ("xoxe-1-bSTj5bZc5e6AImY7yYgTwmtr7YSRIF", "SLACK_TOKEN"),
+    ("xoxe.xoxp-1-NNhnIMSRzLpeAwufRvjRfUttSlWRQO", "SLACK_TOKEN"),
+    ("xoxc-123456789012-7BxlbnFNCFld", "SLACK_TOKEN"),
+    ("AIzaQMvDp4ug8oa9xxr2mSBsoH6jG5SvkGDyMG1", "GOOGLE_API_KEY"),
+    (
+        "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",
+        "GOOGLE_CLIENT_SECRET",
+    ),
+    (
+        "ya29.a0UbuXF5xOtkiEoZIiqFcBZxsA7OMsy03Y5MujiqPc",
+        "GOOGLE_OAUTH_TOKEN",
+    ),
+    ("npm_1QMYYyABNQqvAXyFy8z0ZlkYn1qhrH4d31P3", "NPM_TOKEN"),
+    ("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", "HUGGINGFACE_TOKEN"),
+    (
+        "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",
+        "SENDGRID_KEY",
+    ),
+    ("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", "SHOPIFY_TOKEN"),
+    ("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", "SHOPIFY_TOKEN"),
+    ("SKabb49aac1a2385f295e7927668365f9e", "TWILIO_API_KEY"),
+    (
+        "dop_v1_4fceecb867fabc94029c9f4da58dd141e397563cf92647c8b6463781e3f51d90",
+        "DIGITALOCEAN_TOKEN",
+    ),
+    ("dapifcbc22ec0bd40a28979d8c219b9b2313", "DATABRICKS_TOKEN"),
+    ("dapi424455b7c049eea5809dd650bb93fbdb-3", "DATABRICKS_TOKEN"),
+    (
+        "pypi-AgEIcHlwaS5vcmcucKtI3HNJ5atN3Jui71d6up7IQYT5n4hf99eNlVB0RvrXcBo6xuvdO94uQSE",
+        "PYPI_TOKEN",
+    ),
+    (
+        "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",
+        "GROQ_KEY",
+    ),
+    (
+        "xai-HfBPz6mk926KPlPKjfISkUuOLQkcoEU2FV4ik6f28DMSJJoj7FY6j5rHJMpH3OqqfzkJr68I4KQbBMcC",
+        "XAI_KEY",
+    ),
+    (
+        "r8_1Hi9mOBX3JlRdR6bahUIjztJnfCP6T11I0fGl",
+        "REPLICATE_TOKEN",
+    ),
+    (
+        "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",
+        "PERPLEXITY_KEY",
+    ),
+    (
+        "hvs.roSu48qXXEEvahfzakoC7FRI326Zz4SWPySef449kMCkSV20CtJt9Upda3muFzJuWTl6iZeAifNvyauDrwetvvbgvB",
+        "VAULT_TOKEN",
+    ),
+    (
+        "ntn_prmdAin7XTN0aV2osgdYRPUTjbYxI2fxnl9BNhf2f7WJw1",
+        "NOTION_TOKEN",
+    ),
+    (
+        "lin_api_EliOlUFvBglVjtCWh6dbEddGUpXuTa8tkIAOA3ev",
+        "LINEAR_KEY",
+    ),
+    (
+        "sk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGV4YW1wbGUifQ.3hcF2Rg4dE5P9BX0LtPHEF",
+        "MAPBOX_TOKEN",
+    ),
 ];
 
 #[test]
@@ -355,6 +440,159 @@ fn scheme_credentials_keep_the_scheme_word() {
         text(&r, "Bearer ghp_0123456789abcdefghijABCDEFGHIJ012345"),
         "Bearer [REDACTED:GITHUB_TOKEN]"
     );
+}
+
+#[test]
+fn credentials_in_context_are_masked() {
+    // Issue 12, item 9: PEM blocks, URL passwords, Bearer tokens in lower
+    // case or after `%20`/`:`, Azure keys, Slack webhooks.
+    let r = Redactor::defaults();
+    let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy\n0AHB7MhgHcTz6sE2I2yPB\n-----END RSA PRIVATE KEY-----";
+    for (input, output) in [
+        (format!("key: {pem} done"), "key: [REDACTED:PRIVATE_KEY] done".to_owned()),
+        // In raw JSON text, the newlines are `\n`.
+        (
+            format!("\"{}\"", pem.replace('\n', "\\n")),
+            "\"[REDACTED:PRIVATE_KEY]\"".to_owned(),
+        ),
+        // Cut off before its end.
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACBz\n".to_owned(),
+            "[REDACTED:PRIVATE_KEY]".to_owned(),
+        ),
+        (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----".to_owned(),
+            "[REDACTED:PRIVATE_KEY]".to_owned(),
+        ),
+        (
+            "db postgres://user:hunter2@db:5432/x and redis://:pw0rd@cache".to_owned(),
+            "db postgres://user:[REDACTED:URL_PASSWORD]@db:5432/x and redis://:[REDACTED:URL_PASSWORD]@cache".to_owned(),
+        ),
+        (
+            "https://x-access-token:ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r".to_owned(),
+            "https://x-access-token:[REDACTED:GITHUB_TOKEN]@github.com/o/r".to_owned(),
+        ),
+        (
+            "https://ghp_0123456789abcdefghijABCDEFGHIJ012345:x-oauth-basic@github.com".to_owned(),
+            "https://[REDACTED:GITHUB_TOKEN]:[REDACTED:URL_PASSWORD]@github.com".to_owned(),
+        ),
+        (
+            r"https:\/\/me:p%40ss@h\/x".to_owned(),
+            r"https:\/\/me:[REDACTED:URL_PASSWORD]@h\/x".to_owned(),
+        ),
+        (
+            "authorization: bearer abcdefghijklmnopqrstuvwx".to_owned(),
+            "authorization: bearer [REDACTED:BEARER_TOKEN]".to_owned(),
+        ),
+        (
+            "Authorization: Bearer ABCDEFGHIJKLMNOPQRSTUV".to_owned(),
+            "Authorization: Bearer [REDACTED:BEARER_TOKEN]".to_owned(),
+        ),
+        (
+            "?h=Authorization%3A%20Bearer%20abc123DEF456ghi789JKL&x=1".to_owned(),
+            "?h=Authorization%3A%20Bearer%20[REDACTED:BEARER_TOKEN]&x=1".to_owned(),
+        ),
+        (
+            "bearer:abc123DEF456ghi789JKL".to_owned(),
+            "bearer:[REDACTED:BEARER_TOKEN]".to_owned(),
+        ),
+        (
+            "Basic%20dXNlcjpodW50ZXIy".to_owned(),
+            "Basic%20[REDACTED:BASIC_CREDENTIALS]".to_owned(),
+        ),
+        (
+            "?token=x%20ghp_0123456789abcdefghijABCDEFGHIJ012345".to_owned(),
+            "?token=x%20[REDACTED:GITHUB_TOKEN]".to_owned(),
+        ),
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=2F8Zqza7QvD9JjAsxcv/2C03uwS/Ow4wcnFG0K5R63iappeszhdp3X4d5XfwShzZnIJWyYAOFnuA+6yuohls3W==;EndpointSuffix=core.windows.net".to_owned(),
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[REDACTED:AZURE_KEY];EndpointSuffix=core.windows.net".to_owned(),
+        ),
+        (
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=VpX/3hCsI95pQKaAE1qleZdJNDtfb59fSmbwJ+wr+Ve=".to_owned(),
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=[REDACTED:AZURE_KEY]".to_owned(),
+        ),
+        (
+            "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sig=8g1DxuX26zo67YKA3WTRuhosEi71Xz0tOT4jeSWoeYm%3D".to_owned(),
+            "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sig=[REDACTED:AZURE_SAS_SIGNATURE]".to_owned(),
+        ),
+        (
+            "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX".to_owned(),
+            "https://hooks.slack.com/services/T00000000/B00000000/[REDACTED:SLACK_WEBHOOK]".to_owned(),
+        ),
+    ] {
+        assert_eq!(text(&r, &input), output, "{input}");
+        assert!(prescan::prescan(input.as_bytes()), "{input}");
+    }
+}
+
+#[test]
+fn the_prescan_never_misses_a_shape() {
+    // Whatever the shapes find, the pre-scan let through.
+    let r = Redactor::defaults();
+    for (token, _) in SHAPES {
+        for before in ["", " ", "\"", "\\n", "%20", "x", "_"] {
+            let input = format!("{before}{token}");
+            if !r.find_all(&input).is_empty() {
+                assert!(prescan::prescan(input.as_bytes()), "{input}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_false_positive_corpus_is_untouched() {
+    let r = Redactor::defaults();
+    let mut image = String::new();
+    let mut state: u32 = 7;
+    let mut bytes = Vec::new();
+    for _ in 0..3000 {
+        state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        bytes.push((state >> 16) as u8);
+    }
+    image.push_str(&STANDARD.encode(&bytes));
+    let url_safe = URL_SAFE_NO_PAD.encode(&bytes);
+    for input in [
+        "123e4567-e89b-12d3-a456-426614174000",
+        "a3f9c0d2e4b6a8c0a3f9c0d2e4b6a8c0a3f9c0d2e4b6a8c0a3f9c0d2e4b6a8c0",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "AC0123456789abcdef0123456789abcdef",
+        "sha512-2F8Zqza7QvD9JjAsxcv/2C03uwS/Ow4wcnFG0K5R63iappeszhdp3X4d5XfwShzZnIJWyYAOFnuA+6yuohls3W==",
+        image.as_str(),
+        url_safe.as_str(),
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+        "maxTokens",
+        "progressToken",
+        "eyJvZmZzZXQiOjEwMCwibGltaXQiOjUwfQ",
+        "nextCursor: eyJvZmZzZXQiOjEwMCwibGltaXQiOjUwfQ==",
+        "https://user@example.com/x",
+        "http://localhost:8080/mcp?page=2",
+        "git@github.com:org/repo.git",
+        "mailto:me@example.com",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----",
+        "the PRIVATE KEY format",
+        "Bearer tokens-are-described-here",
+        "bearer authentication",
+        "hf_hub_download",
+        "npm_config_cache",
+        "sk_live_",
+        "glpat-short",
+        "AIzaShort",
+        "SKU1234567",
+        "task_SK0123456789abcdef0123456789abcdef",
+        "dapi endpoint",
+        "adapter_v1_config",
+        "shpat_not-hex",
+        "SG.short.x",
+        "config=abc&sign=1",
+        "xapp-1",
+    ] {
+        assert!(
+            matches!(r.redact_text(input), Cow::Borrowed(_)),
+            "{input} → {}",
+            r.redact_text(input)
+        );
+    }
 }
 
 #[test]
