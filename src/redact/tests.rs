@@ -1615,3 +1615,163 @@ proptest! {
         prop_assert!(r.find(&once).is_empty());
     }
 }
+
+// Keeping it closed (issue 12): no known shape and no registered value
+// survives in any encoding, through the line path or as free text.
+
+/// The encodings of an environment secret.
+#[derive(Debug, Clone, Copy)]
+enum Encoding {
+    Verbatim,
+    Url(usize),
+    Base64 { url_safe: bool, before: usize },
+    Hex { upper: bool },
+    Upper,
+    Lower,
+}
+
+fn encoding() -> impl Strategy<Value = Encoding> {
+    prop_oneof![
+        Just(Encoding::Verbatim),
+        (0usize..4).prop_map(Encoding::Url),
+        (any::<bool>(), 0usize..3)
+            .prop_map(|(url_safe, before)| Encoding::Base64 { url_safe, before }),
+        any::<bool>().prop_map(|upper| Encoding::Hex { upper }),
+        Just(Encoding::Upper),
+        Just(Encoding::Lower),
+    ]
+}
+
+fn encode(secret: &str, encoding: Encoding) -> String {
+    match encoding {
+        Encoding::Verbatim => secret.to_owned(),
+        Encoding::Url(which) => url_forms(secret)[which].clone(),
+        Encoding::Base64 { url_safe, before } => {
+            let data = format!("{}{secret}", &"abc"[..before]);
+            if url_safe {
+                URL_SAFE_NO_PAD.encode(data)
+            } else {
+                STANDARD.encode(data)
+            }
+        }
+        Encoding::Hex { upper: false } => hex::encode(secret),
+        Encoding::Hex { upper: true } => hex::encode_upper(secret),
+        Encoding::Upper => secret.to_ascii_uppercase(),
+        Encoding::Lower => secret.to_ascii_lowercase(),
+    }
+}
+
+/// Every form of `secret` that must not be left.
+fn leftovers(secret: &str) -> Vec<String> {
+    let mut out = vec![
+        secret.to_owned(),
+        secret.to_ascii_uppercase(),
+        secret.to_ascii_lowercase(),
+        hex::encode(secret),
+        hex::encode_upper(secret),
+        escaped(secret),
+    ];
+    out.extend(url_forms(secret));
+    out.extend(base64_middles(secret));
+    out
+}
+
+/// `text` as it appears between the quotes of a JSON string, with the
+/// characters `mask` picks written as `\uXXXX` (hex case by `upper`).
+fn json_mix(text: &str, mask: &[bool], upper: bool) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if mask.get(i % mask.len().max(1)).copied().unwrap_or(false) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                if upper {
+                    out.push_str(&format!("\\u{unit:04X}"));
+                } else {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        } else {
+            out.push_str(&escaped(c.encode_utf8(&mut [0; 4])));
+        }
+    }
+    out
+}
+
+/// `text`, and `text` decoded as the inside of a JSON string (by serde, not
+/// by the code under test).
+fn raw_and_decoded(text: &str) -> Vec<String> {
+    let mut out = vec![text.to_owned()];
+    if let Ok(decoded) = serde_json::from_str::<String>(&format!("\"{text}\"")) {
+        out.push(decoded);
+    }
+    out
+}
+
+/// Separators a secret may sit between (no backslash: it would escape).
+const AROUND: [&str; 8] = ["", " ", "=", "\"", "(", ": ", "/", ", "];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn no_secret_survives_any_encoding(
+        secret in secret(),
+        numeric in "[1-9][0-9]{7,15}",
+        token in prop::sample::select(SHAPES.map(|(t, _)| t).to_vec()),
+        encoding in encoding(),
+        what in 0u8..3,
+        mask in prop::collection::vec(any::<bool>(), 0..6),
+        upper in any::<bool>(),
+        before in prop::sample::select(AROUND.to_vec()),
+        after in prop::sample::select(AROUND.to_vec()),
+    ) {
+        let redactor = Redactor::new(&RedactConfig {
+            defaults: true,
+            env: vec![
+                ("HOME".to_owned(), "/home/someone".to_owned()),
+                ("MY_API_TOKEN".to_owned(), secret.clone()),
+                ("PIN_SECRET".to_owned(), numeric.clone()),
+            ],
+            extra_env: Vec::new(),
+            rules: Vec::new(),
+        }).unwrap();
+        // What goes in, and what must not come out.
+        let (plain, gone) = match what {
+            0 => (encode(&secret, encoding), leftovers(&secret)),
+            1 => (token.to_owned(), vec![token.to_owned()]),
+            _ => (numeric.clone(), vec![numeric.clone()]),
+        };
+        let inside = json_mix(&format!("{before}{plain}{after}"), &mask, upper);
+
+        // A line: the string written with escapes in any mix, and the
+        // numeric secret as a number.
+        let pin = if what == 2 { format!(r#","pin":{numeric}"#) } else { String::new() };
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"x {inside} y"}}]{pin}}}}}"#
+        );
+        prop_assume!(serde_json::from_str::<Value>(&line).is_ok());
+        let out = redactor.redact_line(line.as_bytes()).into_owned();
+        let out_text = String::from_utf8(out).unwrap();
+        let parsed: Value = serde_json::from_str(&out_text).unwrap();
+        let mut strings = Vec::new();
+        all_strings(&parsed, &mut strings);
+        for form in &gone {
+            prop_assert!(!out_text.contains(form.as_str()), "{:?} in {}", form, out_text);
+            for s in &strings {
+                prop_assert!(!s.contains(form.as_str()), "{:?} in {:?}", form, s);
+            }
+        }
+        if what == 2 {
+            prop_assert_eq!(&parsed["result"]["pin"], "[REDACTED:PIN_SECRET]");
+        }
+
+        // Free text holding the same escaped form: a log line.
+        let text = format!("log: x {inside} y");
+        let masked = redactor.redact_text(&text).into_owned();
+        for level in raw_and_decoded(&masked) {
+            for form in &gone {
+                prop_assert!(!level.contains(form.as_str()), "{:?} in {:?}", form, level);
+            }
+        }
+    }
+}
