@@ -11,7 +11,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
+use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::shapes::starts_word;
 
@@ -35,6 +35,8 @@ enum Class {
     Bearer,
     /// `[A-Za-z0-9+/]`.
     Base64,
+    /// Base64 with padding or percent escapes: `[A-Za-z0-9+/=%]`.
+    Encoded,
 }
 
 impl Class {
@@ -48,6 +50,7 @@ impl Class {
             Class::Dotted => token || b == b'.',
             Class::Bearer => b.is_ascii_alphanumeric() || b"._~+/%-".contains(&b),
             Class::Base64 => b.is_ascii_alphanumeric() || b == b'+' || b == b'/',
+            Class::Encoded => b.is_ascii_alphanumeric() || b"+/=%".contains(&b),
         }
     }
 }
@@ -97,7 +100,7 @@ const LITERALS: [Literal; 64] = [
     at_start("sk-", Tail::Run(Class::Token, 20)),
     at_start("sk_", Tail::Then(&["live_", "test_"], Class::Alnum, 10)),
     at_start("rk_", Tail::Then(&["live_", "test_"], Class::Alnum, 10)),
-    at_start("whsec_", Tail::Run(Class::Base64, 24)),
+    at_start("whsec_", Tail::Run(Class::Encoded, 24)),
     at_start("ghp_", Tail::Run(Class::Token, 20)),
     at_start("gho_", Tail::Run(Class::Token, 20)),
     at_start("ghu_", Tail::Run(Class::Token, 20)),
@@ -117,11 +120,11 @@ const LITERALS: [Literal; 64] = [
         ),
     ),
     at_start("xapp-", Tail::Run(Class::Token, 10)),
-    inside(".slack.com/services/", Tail::Any),
+    inside("slack.com/services/", Tail::Any),
     at_start("AKIA", Tail::Run(Class::Upper, 16)),
     at_start("ASIA", Tail::Run(Class::Upper, 16)),
     // JWTs, and Mapbox's `sk.eyJ…`.
-    inside("eyJ", Tail::Run(Class::Dotted, 11)),
+    at_start("eyJ", Tail::Run(Class::Dotted, 11)),
     at_start("AIza", Tail::Run(Class::Token, 35)),
     at_start("GOCSPX-", Tail::Run(Class::Token, 28)),
     at_start("ya29.", Tail::Run(Class::Token, 20)),
@@ -149,21 +152,21 @@ const LITERALS: [Literal; 64] = [
     at_start("SKd", Tail::Run(Class::Hex, 31)),
     at_start("SKe", Tail::Run(Class::Hex, 31)),
     at_start("SKf", Tail::Run(Class::Hex, 31)),
-    inside("_v1_", Tail::Run(Class::Hex, 64)),
+    inside("v1_", Tail::Run(Class::Hex, 64)),
     at_start("dapi", Tail::Run(Class::Hex, 32)),
     inside("ntKey=", Tail::Run(Class::Base64, 20)),
-    inside("dAccessKey=", Tail::Run(Class::Base64, 20)),
+    inside("ssKey=", Tail::Run(Class::Base64, 20)),
     at_start("pypi-AgEI", Tail::Run(Class::Token, 61)),
     at_start("gsk_", Tail::Run(Class::Alnum, 48)),
     at_start("xai-", Tail::Run(Class::Alnum, 70)),
     at_start("r8_", Tail::Run(Class::Alnum, 37)),
-    inside("plx-", Tail::Run(Class::Alnum, 40)),
+    inside("lx-", Tail::Run(Class::Alnum, 40)),
     at_start("hvs.", Tail::Run(Class::Token, 24)),
     at_start("ntn_", Tail::Run(Class::Alnum, 40)),
-    inside("n_api_", Tail::Run(Class::Alnum, 40)),
+    at_start("lin_api_", Tail::Run(Class::Alnum, 40)),
     inside("://", Tail::UrlCredentials),
     inside(":\\/\\/", Tail::UrlCredentials),
-    inside("ig=", Tail::Run(Class::Base64, 40)),
+    inside("sig=", Tail::Run(Class::Encoded, 40)),
 ];
 
 const _: () = assert!(LITERALS.len() <= MAX_LITERALS);
@@ -177,18 +180,16 @@ static MATCHER: LazyLock<AhoCorasick> = LazyLock::new(|| {
 });
 
 /// Whether `bytes` may hold a shape: a literal with a plausible tail.
-/// After a literal that is not, the search goes on from its next byte, so
-/// no literal overlapping it is missed.
+///
+/// Non-overlapping matches suffice, because no literal is a prefix of
+/// another and none can begin inside another's match except where a token
+/// character of that match comes right before it, which rules out a shape
+/// starting there (the test `no_literal_hides_another` checks this).
 pub(super) fn prescan(bytes: &[u8]) -> bool {
-    let mut from = 0;
-    while let Some(m) = MATCHER.find(Input::new(bytes).span(from..bytes.len())) {
+    MATCHER.find_iter(bytes).any(|m| {
         let (_, tail, starts) = LITERALS[m.pattern().as_usize()];
-        if plausible(bytes, m.start(), m.end(), tail, starts) {
-            return true;
-        }
-        from = m.start() + 1;
-    }
-    false
+        plausible(bytes, m.start(), m.end(), tail, starts)
+    })
 }
 
 /// Whether a literal found at `start..end` of raw bytes could be part of a
@@ -246,6 +247,29 @@ fn plausible(bytes: &[u8], start: usize, end: usize, tail: Tail, starts: bool) -
 mod tests {
     use super::super::escapes;
     use super::*;
+
+    #[test]
+    fn no_literal_hides_another() {
+        let token = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        for (a, _, _) in LITERALS {
+            for (b, _, b_starts) in LITERALS {
+                if a != b {
+                    assert!(
+                        !a.starts_with(b) && !b.starts_with(a),
+                        "{a} and {b} start alike"
+                    );
+                }
+                for k in 1..a.len() {
+                    let rest = &a[k..];
+                    let overlaps = rest.starts_with(b) || b.starts_with(rest);
+                    assert!(
+                        !overlaps || (b_starts && token(a.as_bytes()[k - 1])),
+                        "{b} may begin inside {a} at {k}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_literals_stay_within_the_simd_prefilter() {

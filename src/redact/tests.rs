@@ -517,6 +517,14 @@ fn credentials_in_context_are_masked() {
             "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sig=[REDACTED:AZURE_SAS_SIGNATURE]".to_owned(),
         ),
         (
+            "?sig=%2B8g1DxuX26zo67YKA3WTRuhosEi71Xz0tOT4jeSWoeYm%3D".to_owned(),
+            "?sig=[REDACTED:AZURE_SAS_SIGNATURE]".to_owned(),
+        ),
+        (
+            "whsec_ab=cdMfKQ9r8GKYqrTwjUPD8ILPZIo2".to_owned(),
+            "[REDACTED:STRIPE_WEBHOOK_SECRET]".to_owned(),
+        ),
+        (
             "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX".to_owned(),
             "https://hooks.slack.com/services/T00000000/B00000000/[REDACTED:SLACK_WEBHOOK]".to_owned(),
         ),
@@ -1772,6 +1780,32 @@ proptest! {
             for form in &gone {
                 prop_assert!(!level.contains(form.as_str()), "{:?} in {:?}", form, level);
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn the_prescan_lets_every_shape_through(
+        parts in prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(SHAPES.map(|(t, _)| t).to_vec()).prop_map(str::to_owned),
+                prop::sample::select(vec![
+                    " ", "x", "_", "-", ".", "%20", "\\n", "\\u0073", "\\u0067h", "sk", "Bearer",
+                    "bearer:", "Basic ", "https://u:p@h/", "AccountKey=", "?sig=", "-----BEGIN ",
+                    "PRIVATE KEY-----", "=", "\"", "lin_", "dop_", "pp",
+                ]).prop_map(str::to_owned),
+                "[A-Za-z0-9+/=%_.-]{0,12}",
+            ],
+            0..8,
+        ),
+    ) {
+        let r = Redactor::defaults();
+        let text: String = parts.concat();
+        if !r.find_all(&text).is_empty() {
+            prop_assert!(prescan::prescan(text.as_bytes()), "{:?}", text);
         }
     }
 }
