@@ -541,3 +541,40 @@ fn credential_query_parameters_are_masked_in_transport_url() {
     );
     assert!(text.contains(&expected), "{text}");
 }
+
+/// A server whose instructions and tool list carry secrets: a token shape,
+/// and `$MY_SERVICE_TOKEN` from its environment.
+const LEAKY_SERVER: &str = r#"
+read line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"leaky","version":"1"},"instructions":"token ghp_0123456789abcdefghijABCDEFGHIJ012345"}}'
+read line
+read line
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"t\",\"description\":\"calls with $MY_SERVICE_TOKEN\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"key\":{\"default\":\"sk_live_ErQHQwjyaxErPZDS3MoJaQNj\"}}}}]}}"
+read line
+"#;
+
+#[test]
+fn stub_fixtures_hold_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = dir.path().join("fixture.json");
+    let output = mcpcassette()
+        .arg("stub")
+        .arg("-o")
+        .arg(&fixture)
+        .args(["--", "sh", "-c", LEAKY_SERVER])
+        .env("MY_SERVICE_TOKEN", "svc-Secret-F6-value")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    assert_no_leftover("the fixture", &text);
+    assert_no_leftover("stub's log", &stderr);
+    for placeholder in [
+        "[REDACTED:GITHUB_TOKEN]",
+        "[REDACTED:MY_SERVICE_TOKEN]",
+        "[REDACTED:STRIPE_KEY]",
+    ] {
+        assert!(text.contains(placeholder), "no {placeholder} in\n{text}");
+    }
+}
