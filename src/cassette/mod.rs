@@ -18,4 +18,6 @@ pub use store::{
     Journal, Recovery, SkipReason, SkippedLine, journal_path, load, parse, parse_bytes, recover,
     save, to_text, write_atomically,
 };
-pub use workdir::{command_in, is_relative, recorded_cwd, resolve_cwd, stdio_transport};
+pub use workdir::{
+    command_in, is_relative, mask_transport, recorded_cwd, resolve_cwd, stdio_transport,
+};

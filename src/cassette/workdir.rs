@@ -8,14 +8,37 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::Transport;
-use crate::redact;
+use crate::redact::{self, Redactor};
 
 /// The transport of a stdio recording of `command` started in `cwd`, into
-/// `cassette` (when there is one).
-pub fn stdio_transport(command: &[String], cwd: &Path, cassette: Option<&Path>) -> Transport {
+/// `cassette` (when there is one), masked by `redactor` (which knows the
+/// environment's secrets, so `server "$MY_TOKEN"` is masked too).
+pub fn stdio_transport(
+    command: &[String],
+    cwd: &Path,
+    cassette: Option<&Path>,
+    redactor: &Redactor,
+) -> Transport {
     Transport::Stdio {
-        command: redact::mask_command(command),
-        cwd: Some(redact::mask_tokens(&recorded_cwd(cwd, cassette))),
+        command: redactor.mask_command(command),
+        cwd: Some(redactor.mask_plain(&redact::mask_tokens(&recorded_cwd(cwd, cassette)))),
+    }
+}
+
+/// `transport` masked again by `redactor`, as recording masks it now: a
+/// cassette recorded by an older version may hold a server command or URL
+/// with secrets that were not recognised then.
+pub fn mask_transport(transport: &mut Transport, redactor: &Redactor) {
+    match transport {
+        Transport::Stdio { command, cwd } => {
+            *command = redactor.mask_command(command);
+            if let Some(cwd) = cwd {
+                *cwd = redactor.mask_plain(cwd);
+            }
+        }
+        Transport::StreamableHttp { url, .. } | Transport::HttpSse { url, .. } => {
+            *url = redactor.mask_command(std::slice::from_ref(url)).concat();
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Likely secrets anywhere in a cassette: token shapes and the values of
-//! secret-looking environment variables (the redactor's detectors), and
-//! long strings under secret-looking keys (`"api_key": "…"`).
+//! secret-looking environment variables (the redactor's detectors, also
+//! for a numeric secret stored as a number), and long strings under
+//! secret-looking keys (`"api_key": "…"`).
 
 use serde_json::Value;
 
@@ -36,6 +37,16 @@ fn walk(
                     Code::LikelySecret,
                     pointer.clone(),
                     format!("this string holds what looks like a secret ({name})"),
+                ));
+            }
+        }
+        // A numeric environment secret sent unquoted.
+        Value::Number(number) => {
+            if let Some(name) = redactor.number_secret(number) {
+                findings.push(Finding::new(
+                    Code::LikelySecret,
+                    pointer.clone(),
+                    format!("this number is what looks like a secret ({name})"),
                 ));
             }
         }

@@ -156,7 +156,12 @@ fn recorded_place(
     };
     let here = std::env::current_dir().unwrap_or_default();
     let dir = cassette::resolve_cwd(cwd, path, &here);
-    let same = mcpcassette::redact::mask_command(command) == *recorded_command;
+    // Masked as recording masked it: with the environment's secrets.
+    let masked = match mcpcassette::redact::Redactor::new(&recorded.rules.redaction()) {
+        Ok(redactor) => redactor.mask_command(command),
+        Err(_) => mcpcassette::redact::mask_command(command),
+    };
+    let same = masked == *recorded_command;
     if same && cassette::is_relative(command) && dir != here && dir.is_dir() {
         tracing::info!(
             "running the recorded server command from {}, where it was recorded",

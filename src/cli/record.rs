@@ -45,7 +45,10 @@ pub fn record_http(
 ) -> anyhow::Result<ExitCode> {
     let endpoint = http::Uri::try_from(upstream.as_str())
         .map(|uri| uri.path().to_owned())
-        .with_context(|| format!("not a URL: {upstream}"))?;
+        .with_context(|| {
+            let shown = mcpcassette::redact::mask_command(std::slice::from_ref(&upstream));
+            format!("not a URL: {}", shown.concat())
+        })?;
     let config = HttpRecordConfig {
         cassette: cassette.clone(),
         upstream,

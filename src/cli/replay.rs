@@ -230,7 +230,7 @@ pub fn finish(
             .iter()
             .map(|&p| json!({"interaction": p, "message": redact::mask_value(interactions[p].client.message())}))
             .collect();
-        let report = json!({
+        let mut report = json!({
             "cassette": engine.config().path,
             "mode": engine.config().mode,
             "rules": rules,
@@ -241,6 +241,8 @@ pub fn finish(
             "answer_mismatches": summary.answer_mismatches,
             "unanswered": summary.unanswered,
         });
+        // What the cassette or the client held in clear is not written out.
+        engine.redactor().redact_document(&mut report);
         let text = serde_json::to_string_pretty(&report)? + "\n";
         cassette::write_atomically(path, text.as_bytes())?;
     }

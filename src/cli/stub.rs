@@ -71,7 +71,8 @@ pub fn run(args: StubArgs) -> anyhow::Result<ExitCode> {
         .inventory()
         .with_context(|| format!("stub of `{target}`"));
     live.close();
-    let inventory = inventory?;
+    let mut inventory = inventory?;
+    mask(&mut inventory)?;
     let [tools, resources, templates, prompts] = inventory.lists;
     let counts = format!(
         "{} tools, {} resources, {} resource templates, {} prompts",
@@ -102,6 +103,28 @@ pub fn run(args: StubArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(super::exit::OK))
+}
+
+/// Masks the inventory as a recording is masked (token shapes and the
+/// environment's secrets): fixtures get committed like cassettes.
+fn mask(inventory: &mut Inventory) -> anyhow::Result<()> {
+    let redactor = super::redactor(Vec::new(), Vec::new())?;
+    let mut masked = redactor.redact_document(&mut inventory.server_info).len();
+    for item in inventory.lists.iter_mut().flatten() {
+        masked += redactor.redact_document(item).len();
+    }
+    if let Some(text) = &mut inventory.instructions
+        && let std::borrow::Cow::Owned(out) = redactor.redact_text(text)
+    {
+        *text = out;
+        masked += 1;
+    }
+    if masked > 0 {
+        tracing::warn!(
+            "masked {masked} secret(s) in what the server lists: the fixture holds placeholders there"
+        );
+    }
+    Ok(())
 }
 
 /// What the server said about itself.

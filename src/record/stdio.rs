@@ -23,7 +23,6 @@ use super::error::RecordError;
 use super::tape::Tape;
 use super::watch::Watch;
 use crate::cassette::{self, Builder, Direction, Journal, Recovery, Transport};
-use crate::redact;
 
 /// What to record and where.
 #[derive(Clone)]
@@ -70,9 +69,11 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
     let transport = match std::env::current_dir() {
-        Ok(cwd) => cassette::stdio_transport(&config.command, &cwd, config.cassette.as_deref()),
+        Ok(cwd) => {
+            cassette::stdio_transport(&config.command, &cwd, config.cassette.as_deref(), &redactor)
+        }
         Err(_) => Transport::Stdio {
-            command: redact::mask_command(&config.command),
+            command: redactor.mask_command(&config.command),
             cwd: None,
         },
     };

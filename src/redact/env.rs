@@ -1,14 +1,17 @@
 //! Secret environment variables: which values to look for, and the forms
 //! they take on the wire. A value leaks not only verbatim but URL-encoded
-//! in a query, escaped inside JSON text (or JSON nested in a string), and
-//! base64-encoded inside `Basic` credentials or blobs; each form becomes a
-//! literal needle for one Aho-Corasick pass.
+//! in a query, escaped inside JSON text (or JSON nested in a string),
+//! base64-encoded inside `Basic` credentials or blobs, hex-encoded, and
+//! upper- or lower-cased (a hex key printed as `A3F9…`); each form becomes
+//! a literal needle for one Aho-Corasick pass. A value escaped with `\u`
+//! in any mix is found by decoding (see [`super::escapes`]), and a numeric
+//! value sent as a JSON number by [`super::Redactor::number_secret`].
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::{RedactConfig, name_looks_secret};
+use super::{RedactConfig, escapes, name_looks_secret};
 
 /// Shortest value of a variable picked by its name alone: shorter ones
 /// (`true`, `8080`, `dev`) are too likely to be ordinary text.
@@ -112,7 +115,10 @@ const MIN_ANCHOR_LEN: usize = 4;
 /// when that is too short, its start and that start JSON-escaped (a string
 /// holding a needle holds, in JSON text, its escape, which begins with the
 /// escape of its start). Every text holding a needle, or the JSON text of a
-/// string holding one, holds an anchor.
+/// string holding one, holds an anchor, unless `\u` escapes were chosen
+/// for some of its characters: so the escapes that could stand for one of
+/// them are anchors too (those of printable ASCII, or any `\u` once a
+/// value has other characters).
 pub(super) fn anchors(needles: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |anchor: &str| {
@@ -120,6 +126,17 @@ pub(super) fn anchors(needles: &[&str]) -> Vec<String> {
             out.push(anchor.to_owned());
         }
     };
+    if needles.is_empty() {
+        return out;
+    }
+    if needles
+        .iter()
+        .any(|n| n.bytes().any(|b| !(0x20..0x7f).contains(&b)))
+    {
+        add(escapes::ANY_ESCAPE);
+    } else {
+        escapes::TRIGGERS.iter().for_each(|trigger| add(trigger));
+    }
     for needle in needles {
         let alnum = needle
             .bytes()
@@ -138,6 +155,19 @@ pub(super) fn anchors(needles: &[&str]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether `text` reads as a JSON number (`8675309123`, `-12`, `3.5`):
+/// a value a server may send unquoted.
+pub(super) fn is_numeric(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let mut parts = digits.splitn(2, '.');
+    let whole = parts.next().unwrap_or_default();
+    let fraction = parts.next();
+    !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && (whole == "0" || !whole.starts_with('0'))
+        && fraction.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Whether the value of a secret-named variable is worth masking.
@@ -167,7 +197,13 @@ pub(super) fn placeholder_name(var: &str) -> String {
 
 /// Every form of `value` worth looking for, verbatim first, deduplicated.
 pub(super) fn encodings(value: &str) -> Vec<String> {
-    let mut out = vec![value.to_owned()];
+    let mut out = vec![
+        value.to_owned(),
+        value.to_ascii_uppercase(),
+        value.to_ascii_lowercase(),
+        hex::encode(value),
+        hex::encode_upper(value),
+    ];
     for set in [UNRESERVED, URI_COMPONENT, PATH, NON_ALPHANUMERIC, FORM] {
         let encoded = utf8_percent_encode(value, set).to_string();
         let form = encoded.replace("%20", "+");

@@ -1,6 +1,7 @@
 //! Redacting a parsed JSON-RPC message: selector rules first (whole
-//! values), then every string value as text. Object keys and the protocol
-//! fields replay depends on are left byte-identical.
+//! values), then every string value as text, and every number that is a
+//! numeric environment secret. Object keys and the protocol fields replay
+//! depends on are left byte-identical.
 
 use std::fmt::Write as _;
 
@@ -10,18 +11,26 @@ use super::{Masked, Redactor, placeholder, placeholder_ranges};
 
 /// Fields (relative to one message) that are never rewritten: replay and
 /// the client match on them, and none of them carries user data.
-const PROTECTED: [&str; 7] = [
+const PROTECTED: [&str; 9] = [
     "/jsonrpc",
     "/id",
     "/method",
     "/params/_meta/progressToken",
     "/params/progressToken",
     "/params/requestId",
+    "/params/cursor",
+    "/result/nextCursor",
     "/result/resultType",
 ];
 
 fn protected(pointer: &str) -> bool {
     PROTECTED.contains(&pointer)
+}
+
+impl Sink<'_> {
+    fn keeps(&self, pointer: &str) -> bool {
+        self.protect && protected(pointer)
+    }
 }
 
 /// Whether `text` is exactly one placeholder: already masked.
@@ -47,6 +56,9 @@ fn push_key(pointer: &mut String, key: &str) {
 struct Sink<'a> {
     prefix: &'a str,
     out: &'a mut Vec<Masked>,
+    /// Whether the protocol fields are kept (a message), or everything is
+    /// masked (a report, a fixture).
+    protect: bool,
 }
 
 impl Sink<'_> {
@@ -72,6 +84,7 @@ impl Redactor {
                         &mut Sink {
                             prefix: &prefix,
                             out: &mut out,
+                            protect: true,
                         },
                     );
                 }
@@ -81,9 +94,28 @@ impl Redactor {
                 &mut Sink {
                     prefix: "",
                     out: &mut out,
+                    protect: true,
                 },
             ),
         }
+        out
+    }
+
+    /// Masks every string value of a document that is not a message (a
+    /// replay report, a fixture), and every number that is a numeric
+    /// secret; only object keys are kept. Selector rules do not apply:
+    /// they name places in messages.
+    pub fn redact_document(&self, document: &mut Value) -> Vec<Masked> {
+        let mut out = Vec::new();
+        self.redact_strings(
+            document,
+            &mut String::new(),
+            &mut Sink {
+                prefix: "",
+                out: &mut out,
+                protect: false,
+            },
+        );
         out
     }
 
@@ -110,7 +142,7 @@ impl Redactor {
     fn redact_strings(&self, value: &mut Value, pointer: &mut String, sink: &mut Sink<'_>) {
         match value {
             Value::String(text) => {
-                if protected(pointer) {
+                if sink.keeps(pointer) {
                     return;
                 }
                 let mut names = Vec::new();
@@ -119,6 +151,15 @@ impl Redactor {
                     for name in &names {
                         sink.push(pointer, name);
                     }
+                }
+            }
+            Value::Number(number) => {
+                if sink.keeps(pointer) {
+                    return;
+                }
+                if let Some(name) = self.number_secret(number).map(str::to_owned) {
+                    *value = Value::String(placeholder(&name));
+                    sink.push(pointer, &name);
                 }
             }
             Value::Array(items) => {

@@ -5,8 +5,10 @@
 //!
 //! - the values of secret-looking environment variables (`GITHUB_TOKEN`)
 //!   and of variables named with `--redact-env`, verbatim and URL-encoded,
-//!   JSON-escaped and base64-encoded;
-//! - well-known token shapes such as `ghp_…`, `sk-…` and JWTs;
+//!   JSON-escaped (`\u` escapes in any mix), base64- and hex-encoded,
+//!   upper- or lower-cased, and numeric ones sent as JSON numbers;
+//! - well-known token shapes such as `ghp_…`, `sk-…`, `AIza…`, JWTs, PEM
+//!   private keys and passwords in URLs;
 //! - whatever the user's [`RedactRule`]s select or match.
 //!
 //! A secret becomes a named placeholder, `[REDACTED:GITHUB_TOKEN]`, so a
@@ -15,16 +17,21 @@
 //! them.
 //!
 //! Redaction is on by default at record time; it is cheap when there is
-//! nothing to mask, since a line is only parsed when a single Aho-Corasick
-//! pass over its bytes finds a needle or a shape's prefix.
+//! nothing to mask, since a line is only parsed when an Aho-Corasick pass
+//! over its bytes (one for the environment's needles, one for the shapes'
+//! literals, see [`prescan`]) finds a candidate.
 
 mod command;
 mod env;
+mod escapes;
 mod message;
+mod names;
+mod prescan;
 mod rules;
 mod shapes;
 #[cfg(test)]
 mod tests;
+mod url;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -33,8 +40,10 @@ use std::sync::{Arc, LazyLock};
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::{Regex, RegexSet};
 
-pub use command::{mask_command, mask_tokens, mask_value, name_looks_secret};
+pub use command::{mask_command, mask_tokens, mask_value};
+pub use names::{name_looks_secret, query_param_looks_secret};
 pub use rules::{RedactRule, RedactTarget, RegexText};
+pub use url::mask_url;
 
 use crate::matching::{Selector, SelectorError};
 
@@ -194,6 +203,9 @@ struct Inner {
     needles: Option<AhoCorasick>,
     /// The placeholder name of each needle.
     needle_names: Vec<String>,
+    /// Whether a secret value reads as a JSON number, so numbers are
+    /// looked at too.
+    numeric: bool,
     /// The pre-scan for needles: short anchors (a needle's alphanumeric
     /// start), few enough for a SIMD prefilter; see [`env::anchors`].
     anchors: Option<AhoCorasick>,
@@ -314,6 +326,7 @@ impl Redactor {
 
         let needles = env::needles(config);
         let needle_names = needles.iter().map(|n| n.name.clone()).collect();
+        let numeric = needles.iter().any(|n| env::is_numeric(&n.text));
         let texts: Vec<&str> = needles.iter().map(|n| n.text.as_str()).collect();
         let needle_matcher = if texts.is_empty() {
             None
@@ -339,6 +352,7 @@ impl Redactor {
                 shapes: config.defaults,
                 needles: needle_matcher,
                 needle_names,
+                numeric,
                 anchors,
                 rules: config.rules.clone(),
                 selectors,
@@ -361,19 +375,20 @@ impl Redactor {
 
     /// Whether `bytes` may hold something to mask: an Aho-Corasick pass for
     /// the needles' anchors, one for the shapes' prefixes (with a look at
-    /// what follows each), and the regex rules. Never a false "no"; no
-    /// allocation. `json` says the bytes are JSON text, where an escape may
-    /// hide what a regex rule matches once decoded.
-    fn might_contain(&self, bytes: &[u8], json: bool) -> bool {
+    /// what follows each), and the regex rules. Both passes also look for
+    /// the `\u` escapes that could hide a secret ([`escapes::TRIGGERS`]).
+    /// Never a false "no"; no allocation. With regex rules, any backslash
+    /// counts: an escape may hide what a rule matches once decoded.
+    fn might_contain(&self, bytes: &[u8]) -> bool {
         let inner = &*self.inner;
         if inner.anchors.as_ref().is_some_and(|a| a.is_match(bytes)) {
             return true;
         }
-        if inner.shapes && shapes::prescan(bytes) {
+        if inner.shapes && prescan::prescan(bytes) {
             return true;
         }
         if let Some(set) = &inner.regex_set {
-            if json && bytes.contains(&b'\\') {
+            if bytes.contains(&b'\\') {
                 return true;
             }
             match std::str::from_utf8(bytes) {
@@ -387,59 +402,92 @@ impl Redactor {
     /// Where secrets are in `text` (byte ranges and names), for `check`'s
     /// likely-secret findings; placeholders are not hits.
     pub fn find(&self, text: &str) -> Vec<Hit> {
-        if !self.might_contain(text.as_bytes(), false) {
+        if !self.might_contain(text.as_bytes()) {
             return Vec::new();
         }
         self.find_all(text)
     }
 
-    /// [`Redactor::find`] without the pre-scan.
+    /// [`Redactor::find`] without the pre-scan. Text with JSON escapes is
+    /// searched decoded too ([`escapes`]), hits mapped back to the escapes.
     fn find_all(&self, text: &str) -> Vec<Hit> {
-        let inner = &*self.inner;
         let mut raw = Vec::new();
         for (offset, segment) in segments(text) {
-            if let Some(needles) = &inner.needles {
-                for m in needles.find_iter(segment) {
-                    raw.push(RawHit {
-                        range: offset + m.start()..offset + m.end(),
-                        priority: ENV,
-                        name: &inner.needle_names[m.pattern().as_usize()],
-                    });
-                }
-            }
-            for rule in &inner.regexes {
-                let mut push = |m: regex::Match<'_>| {
-                    if !m.is_empty() {
-                        raw.push(RawHit {
-                            range: offset + m.start()..offset + m.end(),
-                            priority: RULE,
-                            name: &rule.name,
-                        });
-                    }
-                };
-                match rule.secret {
-                    Some(group) => rule
-                        .regex
-                        .captures_iter(segment)
-                        .filter_map(|caps| caps.get(group))
-                        .for_each(&mut push),
-                    None => rule.regex.find_iter(segment).for_each(&mut push),
-                }
-            }
-            if inner.shapes {
+            self.find_in(segment, offset, &mut raw);
+            for level in escapes::levels(segment) {
                 let mut found = Vec::new();
-                shapes::find(segment, offset, &mut found);
-                raw.extend(found);
+                self.find_in(&level.text, 0, &mut found);
+                raw.extend(found.into_iter().map(|hit| {
+                    let range = level.original(hit.range);
+                    RawHit {
+                        range: offset + range.start..offset + range.end,
+                        ..hit
+                    }
+                }));
             }
         }
         merge(raw)
+    }
+
+    /// Adds the hits in `segment` (found at `offset` of the whole) to `raw`.
+    fn find_in<'s>(&'s self, segment: &str, offset: usize, raw: &mut Vec<RawHit<'s>>) {
+        let inner = &*self.inner;
+        if let Some(needles) = &inner.needles {
+            for m in needles.find_iter(segment) {
+                raw.push(RawHit {
+                    range: offset + m.start()..offset + m.end(),
+                    priority: ENV,
+                    name: &inner.needle_names[m.pattern().as_usize()],
+                });
+            }
+        }
+        for rule in &inner.regexes {
+            let mut push = |m: regex::Match<'_>| {
+                if !m.is_empty() {
+                    raw.push(RawHit {
+                        range: offset + m.start()..offset + m.end(),
+                        priority: RULE,
+                        name: &rule.name,
+                    });
+                }
+            };
+            match rule.secret {
+                Some(group) => rule
+                    .regex
+                    .captures_iter(segment)
+                    .filter_map(|caps| caps.get(group))
+                    .for_each(&mut push),
+                None => rule.regex.find_iter(segment).for_each(&mut push),
+            }
+        }
+        if inner.shapes {
+            let mut found = Vec::new();
+            shapes::find(segment, offset, &mut found);
+            raw.extend(found);
+        }
+    }
+
+    /// The name of the environment secret that the JSON number `number` is
+    /// (`PIN_SECRET=8675309123` sent as `"pin": 8675309123`), if it is one.
+    /// Only whole numbers count: `142` is not the secret `42`.
+    pub fn number_secret(&self, number: &serde_json::Number) -> Option<&str> {
+        let inner = &*self.inner;
+        if !inner.numeric {
+            return None;
+        }
+        let needles = inner.needles.as_ref()?;
+        let text = number.to_string();
+        let text = text.strip_suffix(".0").unwrap_or(&text);
+        let found = needles.find(text)?;
+        (found.start() == 0 && found.end() == text.len())
+            .then(|| inner.needle_names[found.pattern().as_usize()].as_str())
     }
 
     /// `text` with every hit masked, repeatedly until none is left; `None`
     /// when there was nothing to mask. The names masked are added to
     /// `names`.
     fn mask_str(&self, text: &str, names: &mut Vec<String>) -> Option<String> {
-        if !self.might_contain(text.as_bytes(), false) {
+        if !self.might_contain(text.as_bytes()) {
             return None;
         }
         let mut current: Option<String> = None;
@@ -479,7 +527,11 @@ impl Redactor {
     /// every live request before matching it).
     pub fn masked<'a>(&self, message: &'a serde_json::Value) -> Cow<'a, serde_json::Value> {
         if self.inner.selectors.is_empty()
-            && !any_string(message, &|s| self.might_contain(s.as_bytes(), false))
+            && !any_scalar(message, &|scalar| match scalar {
+                serde_json::Value::String(s) => self.might_contain(s.as_bytes()),
+                serde_json::Value::Number(n) => self.number_secret(n).is_some(),
+                _ => false,
+            })
         {
             return Cow::Borrowed(message);
         }
@@ -496,7 +548,7 @@ impl Redactor {
     /// re-serialized compactly (surrounding whitespace, such as the line's
     /// newline, is kept); a line that is not JSON is masked as text.
     pub fn redact_line<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
-        if self.inner.selectors.is_empty() && !self.might_contain(line, true) {
+        if self.inner.selectors.is_empty() && !self.might_contain(line) {
             return Cow::Borrowed(line);
         }
         let start = line
@@ -529,12 +581,11 @@ impl Redactor {
     }
 }
 
-/// Whether any string in `value` satisfies `test`.
-fn any_string(value: &serde_json::Value, test: &dyn Fn(&str) -> bool) -> bool {
+/// Whether any string or other scalar in `value` satisfies `test`.
+fn any_scalar(value: &serde_json::Value, test: &dyn Fn(&serde_json::Value) -> bool) -> bool {
     match value {
-        serde_json::Value::String(s) => test(s),
-        serde_json::Value::Array(items) => items.iter().any(|v| any_string(v, test)),
-        serde_json::Value::Object(map) => map.values().any(|v| any_string(v, test)),
-        _ => false,
+        serde_json::Value::Array(items) => items.iter().any(|v| any_scalar(v, test)),
+        serde_json::Value::Object(map) => map.values().any(|v| any_scalar(v, test)),
+        scalar => test(scalar),
     }
 }

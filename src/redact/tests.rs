@@ -84,6 +84,178 @@ fn leaves_ordinary_arguments_alone() {
 }
 
 #[test]
+fn secret_names_are_words_humps_and_infixes() {
+    // Issue 12, item 8: names *containing* PASSWORD, and `_PWD`.
+    for name in [
+        "GITHUB_TOKEN",
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "DB_PASSWD",
+        "PIN_SECRET",
+        "CLIENTSECRET",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "XAPIKEY",
+        "NPMTOKEN",
+        "GH_PAT",
+        "SSH_PASSPHRASE",
+        // Issue 12, item 7: camelCase flags and keys.
+        "--accessToken",
+        "--apiToken",
+        "--apiKey",
+        "--clientSecret",
+        "X-Api-Key",
+        "api_key",
+        "Authorization",
+        "Proxy-Authorization",
+    ] {
+        assert!(name_looks_secret(name), "{name}");
+    }
+    for name in [
+        "PWD",
+        "OLDPWD",
+        "MAX_TOKENS",
+        "maxTokens",
+        "--max-tokens",
+        "progressToken",
+        "progress_token",
+        "nextToken",
+        "pageToken",
+        "nextCursor",
+        "KEYBOARD",
+        "MONKEY",
+        "publicKey",
+        "PRIMARY_KEY",
+        "PASSTHROUGH",
+        "GIT_ASKPASS",
+        "HOME",
+        "--port",
+    ] {
+        assert!(!name_looks_secret(name), "{name}");
+    }
+    // URL parameters also carry signatures and codes (item 10).
+    for name in [
+        "sig",
+        "code",
+        "X-Amz-Signature",
+        "X-Goog-Credential",
+        "access_token",
+        "id_token",
+    ] {
+        assert!(query_param_looks_secret(name), "{name}");
+    }
+    for name in ["sv", "se", "page", "cursor", "state", "X-Amz-Date"] {
+        assert!(!query_param_looks_secret(name), "{name}");
+    }
+}
+
+#[test]
+fn p_after_package_tools_is_kept() {
+    // `cargo run -p my-server` must run again when a recording is verified.
+    for command in [
+        &["cargo", "run", "-q", "-p", "my-server"][..],
+        &["/usr/bin/uv", "run", "-p", "3.12", "server.py"],
+        &["npx", "-p", "@scope/pkg", "server"],
+        &["cargo", "run", "-pmy-server"],
+    ] {
+        let args = strings(command);
+        assert_eq!(mask_command(&args), args, "{command:?}");
+    }
+    assert_eq!(
+        mask_command(&strings(&["mysql", "-p", "hunter2"])),
+        strings(&["mysql", "-p", MASK])
+    );
+}
+
+#[test]
+fn commands_lose_secrets_by_flag_header_and_assignment() {
+    // Issue 12, item 7.
+    let args = strings(&[
+        "server",
+        "--accessToken",
+        "tok1",
+        "--apiToken=tok2",
+        "-p",
+        "hunter2",
+        "--header=X-Api-Key: key3",
+        "-H",
+        "Authorization: Bearer abc",
+        "--header",
+        "Cookie: session=abc",
+        "PGPASSWORD=pw4",
+        "MYSQL_PWD=pw5",
+        "-u",
+        "me:pw6",
+        "--user=me:pw7",
+        "-pS3cret8",
+        "--env=API_KEY=key9",
+        "https://h/mcp?sig=sig10&sv=1",
+    ]);
+    assert_eq!(
+        mask_command(&args),
+        strings(&[
+            "server",
+            "--accessToken",
+            MASK,
+            "--apiToken=[REDACTED]",
+            "-p",
+            MASK,
+            "--header=X-Api-Key: [REDACTED]",
+            "-H",
+            "Authorization: [REDACTED]",
+            "--header",
+            "Cookie: [REDACTED]",
+            "PGPASSWORD=[REDACTED]",
+            "MYSQL_PWD=[REDACTED]",
+            "-u",
+            "me:[REDACTED]",
+            "--user=me:[REDACTED]",
+            "-p[REDACTED]",
+            "--env=API_KEY=[REDACTED]",
+            "https://h/mcp?sig=[REDACTED]&sv=1",
+        ])
+    );
+    // Ports, words and ordinary flags stay.
+    let args = strings(&[
+        "docker",
+        "run",
+        "-p",
+        "8080:80",
+        "-p",
+        "127.0.0.1:9000:9000/tcp",
+        "-pthread",
+        "-p5432",
+        "--max-tokens",
+        "5",
+        "--progressToken",
+        "abc",
+        "http://localhost:3000/mcp",
+        "time=12:30",
+    ]);
+    assert_eq!(mask_command(&args), args);
+}
+
+#[test]
+fn commands_lose_the_environment_secrets() {
+    // Issue 12, item 7: `server "$MY_SERVICE_TOKEN"`.
+    let r = env_redactor();
+    let args = strings(&[
+        "server",
+        SECRET,
+        &format!("--opt={SECRET}"),
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "/home/someone",
+    ]);
+    assert_eq!(
+        r.mask_command(&args),
+        strings(&["server", MASK, "--opt=[REDACTED]", MASK, "/home/someone"])
+    );
+    assert_eq!(
+        r.mask_plain(&format!("http://h/x?q={}", url_forms(SECRET)[1])),
+        "http://h/x?q=[REDACTED]"
+    );
+}
+
+#[test]
 fn mask_value_masks_strings_not_keys() {
     let value =
         json!({"sk-0123456789abcdefgh1": ["ghp_0123456789abcdefghij", 3], "maxTokens": "fine"});
@@ -111,7 +283,7 @@ fn placeholders_are_recognised() {
 
 // Token shapes.
 
-const SHAPES: [(&str, &str); 20] = [
+const SHAPES: [(&str, &str); 53] = [
     ("sk-proj-abc123DEF456ghi789JKL012mno345", "OPENAI_KEY"),
     ("sk-0123456789abcdefghijABCDEFGHIJ", "OPENAI_KEY"),
     ("sk-ant-api03-abcdefGHIJKL0123456789_xyz", "ANTHROPIC_KEY"),
@@ -141,6 +313,91 @@ const SHAPES: [(&str, &str); 20] = [
     ("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.", "JWT"),
     ("sk-live-0123456789abcdef", "OPENAI_KEY"),
     ("ghp_liveLiveLiveLiveLive0000", "GITHUB_TOKEN"),
+    // Issue 12, item 9.
+    ("sk_live_ErQHQwjyaxErPZDS3MoJaQNj", "STRIPE_KEY"),
+    ("rk_live_Cxkv5ndK0meGR0vRzZ1fb6d0", "STRIPE_KEY"),
+    ("sk_test_6QGofB8ChQBiIu4NJkS4dJkG", "STRIPE_KEY"),
+    (
+        "whsec_0fzMAQMEEMyIbPUf9mYQqw8x3SyRthqp",
+        "STRIPE_WEBHOOK_SECRET",
+    ),
+    (
+        "sk-ant-admin01-vxxGKZWGlby02BcHboRBcynXMgWJoleSrcBrFwMO",
+        "ANTHROPIC_KEY",
+    ),
+    (
+        "sk-svcacct-UdGDxnvsDES92Ep9kD7JxlmXVo6Ma8_r6XZvlpYaG",
+        "OPENAI_KEY",
+    ),
+    ("glpat-cpNhxIGjb7u4YQ1rOhoY", "GITLAB_TOKEN"),
+    ("glrt-HGEFOwqR8C5VkCsN3crv", "GITLAB_TOKEN"),
+    (
+        "xapp-1-A062NS7QBAB-1234567890123-48d476df181dd2c6bbc5",
+        "SLACK_TOKEN",
+    ),
+    ("xoxe-1-bSTj5bZc5e6AImY7yYgTwmtr7YSRIF", "SLACK_TOKEN"),
+    ("xoxe.xoxp-1-NNhnIMSRzLpeAwufRvjRfUttSlWRQO", "SLACK_TOKEN"),
+    ("xoxc-123456789012-7BxlbnFNCFld", "SLACK_TOKEN"),
+    ("AIzaQMvDp4ug8oa9xxr2mSBsoH6jG5SvkGDyMG1", "GOOGLE_API_KEY"),
+    (
+        "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",
+        "GOOGLE_CLIENT_SECRET",
+    ),
+    (
+        "ya29.a0UbuXF5xOtkiEoZIiqFcBZxsA7OMsy03Y5MujiqPc",
+        "GOOGLE_OAUTH_TOKEN",
+    ),
+    ("npm_1QMYYyABNQqvAXyFy8z0ZlkYn1qhrH4d31P3", "NPM_TOKEN"),
+    ("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", "HUGGINGFACE_TOKEN"),
+    (
+        "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",
+        "SENDGRID_KEY",
+    ),
+    ("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", "SHOPIFY_TOKEN"),
+    ("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", "SHOPIFY_TOKEN"),
+    ("SKabb49aac1a2385f295e7927668365f9e", "TWILIO_API_KEY"),
+    (
+        "dop_v1_4fceecb867fabc94029c9f4da58dd141e397563cf92647c8b6463781e3f51d90",
+        "DIGITALOCEAN_TOKEN",
+    ),
+    ("dapifcbc22ec0bd40a28979d8c219b9b2313", "DATABRICKS_TOKEN"),
+    ("dapi424455b7c049eea5809dd650bb93fbdb-3", "DATABRICKS_TOKEN"),
+    (
+        "pypi-AgEIcHlwaS5vcmcucKtI3HNJ5atN3Jui71d6up7IQYT5n4hf99eNlVB0RvrXcBo6xuvdO94uQSE",
+        "PYPI_TOKEN",
+    ),
+    (
+        "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",
+        "GROQ_KEY",
+    ),
+    (
+        "xai-HfBPz6mk926KPlPKjfISkUuOLQkcoEU2FV4ik6f28DMSJJoj7FY6j5rHJMpH3OqqfzkJr68I4KQbBMcC",
+        "XAI_KEY",
+    ),
+    (
+        "r8_1Hi9mOBX3JlRdR6bahUIjztJnfCP6T11I0fGl",
+        "REPLICATE_TOKEN",
+    ),
+    (
+        "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",
+        "PERPLEXITY_KEY",
+    ),
+    (
+        "hvs.roSu48qXXEEvahfzakoC7FRI326Zz4SWPySef449kMCkSV20CtJt9Upda3muFzJuWTl6iZeAifNvyauDrwetvvbgvB",
+        "VAULT_TOKEN",
+    ),
+    (
+        "ntn_prmdAin7XTN0aV2osgdYRPUTjbYxI2fxnl9BNhf2f7WJw1",
+        "NOTION_TOKEN",
+    ),
+    (
+        "lin_api_EliOlUFvBglVjtCWh6dbEddGUpXuTa8tkIAOA3ev",
+        "LINEAR_KEY",
+    ),
+    (
+        "sk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGV4YW1wbGUifQ.3hcF2Rg4dE5P9BX0LtPHEF",
+        "MAPBOX_TOKEN",
+    ),
 ];
 
 #[test]
@@ -201,6 +458,167 @@ fn scheme_credentials_keep_the_scheme_word() {
         text(&r, "Bearer ghp_0123456789abcdefghijABCDEFGHIJ012345"),
         "Bearer [REDACTED:GITHUB_TOKEN]"
     );
+}
+
+#[test]
+fn credentials_in_context_are_masked() {
+    // Issue 12, item 9: PEM blocks, URL passwords, Bearer tokens in lower
+    // case or after `%20`/`:`, Azure keys, Slack webhooks.
+    let r = Redactor::defaults();
+    let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy\n0AHB7MhgHcTz6sE2I2yPB\n-----END RSA PRIVATE KEY-----";
+    for (input, output) in [
+        (format!("key: {pem} done"), "key: [REDACTED:PRIVATE_KEY] done".to_owned()),
+        // In raw JSON text, the newlines are `\n`.
+        (
+            format!("\"{}\"", pem.replace('\n', "\\n")),
+            "\"[REDACTED:PRIVATE_KEY]\"".to_owned(),
+        ),
+        // Cut off before its end.
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACBz\n".to_owned(),
+            "[REDACTED:PRIVATE_KEY]".to_owned(),
+        ),
+        (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----".to_owned(),
+            "[REDACTED:PRIVATE_KEY]".to_owned(),
+        ),
+        (
+            "db postgres://user:hunter2@db:5432/x and redis://:pw0rd@cache".to_owned(),
+            "db postgres://user:[REDACTED:URL_PASSWORD]@db:5432/x and redis://:[REDACTED:URL_PASSWORD]@cache".to_owned(),
+        ),
+        (
+            "https://x-access-token:ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r".to_owned(),
+            "https://x-access-token:[REDACTED:GITHUB_TOKEN]@github.com/o/r".to_owned(),
+        ),
+        (
+            "https://ghp_0123456789abcdefghijABCDEFGHIJ012345:x-oauth-basic@github.com".to_owned(),
+            "https://[REDACTED:GITHUB_TOKEN]:[REDACTED:URL_PASSWORD]@github.com".to_owned(),
+        ),
+        (
+            r"https:\/\/me:p%40ss@h\/x".to_owned(),
+            r"https:\/\/me:[REDACTED:URL_PASSWORD]@h\/x".to_owned(),
+        ),
+        (
+            "authorization: bearer abcdefghijklmnopqrstuvwx".to_owned(),
+            "authorization: bearer [REDACTED:BEARER_TOKEN]".to_owned(),
+        ),
+        (
+            "Authorization: Bearer ABCDEFGHIJKLMNOPQRSTUV".to_owned(),
+            "Authorization: Bearer [REDACTED:BEARER_TOKEN]".to_owned(),
+        ),
+        (
+            "?h=Authorization%3A%20Bearer%20abc123DEF456ghi789JKL&x=1".to_owned(),
+            "?h=Authorization%3A%20Bearer%20[REDACTED:BEARER_TOKEN]&x=1".to_owned(),
+        ),
+        (
+            "bearer:abc123DEF456ghi789JKL".to_owned(),
+            "bearer:[REDACTED:BEARER_TOKEN]".to_owned(),
+        ),
+        (
+            "Basic%20dXNlcjpodW50ZXIy".to_owned(),
+            "Basic%20[REDACTED:BASIC_CREDENTIALS]".to_owned(),
+        ),
+        (
+            "?token=x%20ghp_0123456789abcdefghijABCDEFGHIJ012345".to_owned(),
+            "?token=x%20[REDACTED:GITHUB_TOKEN]".to_owned(),
+        ),
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=2F8Zqza7QvD9JjAsxcv/2C03uwS/Ow4wcnFG0K5R63iappeszhdp3X4d5XfwShzZnIJWyYAOFnuA+6yuohls3W==;EndpointSuffix=core.windows.net".to_owned(),
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[REDACTED:AZURE_KEY];EndpointSuffix=core.windows.net".to_owned(),
+        ),
+        (
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=VpX/3hCsI95pQKaAE1qleZdJNDtfb59fSmbwJ+wr+Ve=".to_owned(),
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=[REDACTED:AZURE_KEY]".to_owned(),
+        ),
+        (
+            "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sig=8g1DxuX26zo67YKA3WTRuhosEi71Xz0tOT4jeSWoeYm%3D".to_owned(),
+            "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sr=b&sig=[REDACTED:AZURE_SAS_SIGNATURE]".to_owned(),
+        ),
+        (
+            "?sig=%2B8g1DxuX26zo67YKA3WTRuhosEi71Xz0tOT4jeSWoeYm%3D".to_owned(),
+            "?sig=[REDACTED:AZURE_SAS_SIGNATURE]".to_owned(),
+        ),
+        (
+            "whsec_ab=cdMfKQ9r8GKYqrTwjUPD8ILPZIo2".to_owned(),
+            "[REDACTED:STRIPE_WEBHOOK_SECRET]".to_owned(),
+        ),
+        (
+            "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX".to_owned(),
+            "https://hooks.slack.com/services/T00000000/B00000000/[REDACTED:SLACK_WEBHOOK]".to_owned(),
+        ),
+    ] {
+        assert_eq!(text(&r, &input), output, "{input}");
+        assert!(prescan::prescan(input.as_bytes()), "{input}");
+    }
+}
+
+#[test]
+fn the_prescan_never_misses_a_shape() {
+    // Whatever the shapes find, the pre-scan let through.
+    let r = Redactor::defaults();
+    for (token, _) in SHAPES {
+        for before in ["", " ", "\"", "\\n", "%20", "x", "_"] {
+            let input = format!("{before}{token}");
+            if !r.find_all(&input).is_empty() {
+                assert!(prescan::prescan(input.as_bytes()), "{input}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_false_positive_corpus_is_untouched() {
+    let r = Redactor::defaults();
+    let mut image = String::new();
+    let mut state: u32 = 7;
+    let mut bytes = Vec::new();
+    for _ in 0..3000 {
+        state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        bytes.push((state >> 16) as u8);
+    }
+    image.push_str(&STANDARD.encode(&bytes));
+    let url_safe = URL_SAFE_NO_PAD.encode(&bytes);
+    for input in [
+        "123e4567-e89b-12d3-a456-426614174000",
+        "a3f9c0d2e4b6a8c0a3f9c0d2e4b6a8c0a3f9c0d2e4b6a8c0a3f9c0d2e4b6a8c0",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "AC0123456789abcdef0123456789abcdef",
+        "sha512-2F8Zqza7QvD9JjAsxcv/2C03uwS/Ow4wcnFG0K5R63iappeszhdp3X4d5XfwShzZnIJWyYAOFnuA+6yuohls3W==",
+        image.as_str(),
+        url_safe.as_str(),
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+        "maxTokens",
+        "progressToken",
+        "eyJvZmZzZXQiOjEwMCwibGltaXQiOjUwfQ",
+        "nextCursor: eyJvZmZzZXQiOjEwMCwibGltaXQiOjUwfQ==",
+        "https://user@example.com/x",
+        "http://localhost:8080/mcp?page=2",
+        "git@github.com:org/repo.git",
+        "mailto:me@example.com",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----",
+        "the PRIVATE KEY format",
+        "Bearer tokens-are-described-here",
+        "bearer authentication",
+        "hf_hub_download",
+        "npm_config_cache",
+        "sk_live_",
+        "glpat-short",
+        "AIzaShort",
+        "SKU1234567",
+        "task_SK0123456789abcdef0123456789abcdef",
+        "dapi endpoint",
+        "adapter_v1_config",
+        "shpat_not-hex",
+        "SG.short.x",
+        "config=abc&sign=1",
+        "xapp-1",
+    ] {
+        assert!(
+            matches!(r.redact_text(input), Cow::Borrowed(_)),
+            "{input} → {}",
+            r.redact_text(input)
+        );
+    }
 }
 
 #[test]
@@ -426,6 +844,72 @@ fn short_and_trivial_values_are_not_auto_masked() {
     let input = "true 1234567 short disabled long-enough-value-1 long-enough-value-2";
     assert!(matches!(r.redact_text(input), Cow::Borrowed(_)));
     assert_eq!(text(&r, "pin 12345678"), "pin [REDACTED:DB_PASSWORD]");
+}
+
+#[test]
+fn env_values_are_masked_hex_encoded_and_case_changed() {
+    // Issue 12, item 8.
+    let key = "a3f9c0d2e4b6a8c01234";
+    let r = redactor(&[("SIGNING_KEY", key), (NAME, SECRET)], &[], &[]);
+    assert_eq!(
+        text(&r, &format!("k={} K={}", key, key.to_uppercase())),
+        "k=[REDACTED:SIGNING_KEY] K=[REDACTED:SIGNING_KEY]"
+    );
+    assert_eq!(
+        text(
+            &r,
+            &format!("{} {}", hex::encode(SECRET), hex::encode_upper(SECRET))
+        ),
+        format!("{MASKED} {MASKED}")
+    );
+    assert_eq!(text(&r, &SECRET.to_ascii_uppercase()), MASKED);
+    assert_eq!(text(&r, &SECRET.to_ascii_lowercase()), MASKED);
+}
+
+#[test]
+fn password_variables_are_found_by_a_word_inside_the_name() {
+    // Issue 12, item 8: PGPASSWORD, MYSQL_PWD.
+    let r = redactor(
+        &[
+            ("PGPASSWORD", "pg-pass-1234"),
+            ("MYSQL_PWD", "my-pass-5678"),
+            ("PWD", "/home/someone/project"),
+        ],
+        &[],
+        &[],
+    );
+    assert_eq!(
+        text(&r, "pg-pass-1234 my-pass-5678 /home/someone/project"),
+        "[REDACTED:PGPASSWORD] [REDACTED:MYSQL_PWD] /home/someone/project"
+    );
+}
+
+#[test]
+fn numeric_env_values_are_masked_as_json_numbers() {
+    // Issue 12, item 8: `PIN_SECRET=8675309123` → `"pin": 8675309123`.
+    let r = redactor(&[("PIN_SECRET", "8675309123")], &[], &[]);
+    let line = br#"{"jsonrpc":"2.0","id":8675309123,"result":{"pin":8675309123,"f":8675309123.0,"other":18675309123,"n":[8675309123]}}"#;
+    let out: Value = serde_json::from_slice(&r.redact_line(line)).unwrap();
+    assert_eq!(
+        out,
+        json!({"jsonrpc": "2.0", "id": 8675309123u64, "result": {
+            "pin": "[REDACTED:PIN_SECRET]", "f": "[REDACTED:PIN_SECRET]",
+            "other": 18675309123u64, "n": ["[REDACTED:PIN_SECRET]"]}})
+    );
+    // Replay masks a live request the same way.
+    let live = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"arguments": {"pin": 8675309123u64}}});
+    let masked = r.masked(&live);
+    assert!(matches!(masked, Cow::Owned(_)));
+    assert_eq!(
+        masked["params"]["arguments"]["pin"],
+        "[REDACTED:PIN_SECRET]"
+    );
+    let n = |v: u64| serde_json::Number::from(v);
+    assert_eq!(r.number_secret(&n(8675309123)), Some("PIN_SECRET"));
+    assert_eq!(r.number_secret(&n(867530912)), None);
+    // Without a numeric secret, numbers are not looked at.
+    assert_eq!(env_redactor().number_secret(&n(8675309123)), None);
 }
 
 #[test]
@@ -705,6 +1189,35 @@ fn protocol_fields_and_keys_are_never_rewritten() {
 }
 
 #[test]
+fn cursors_are_protocol_fields() {
+    let r = Redactor::defaults();
+    let cursor = "eyJhbGciOiJub25lIn0.eyJvZmZzZXQiOjEwfQ.";
+    let mut request =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": cursor}});
+    assert!(r.redact_message(&mut request).is_empty());
+    let mut response =
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [], "nextCursor": cursor}});
+    assert!(r.redact_message(&mut response).is_empty());
+    assert_eq!(response["result"]["nextCursor"], cursor);
+}
+
+#[test]
+fn documents_are_masked_everywhere_but_keys() {
+    let r = redactor(&[("PIN_SECRET", "8675309123")], &[], &["/params/x"]);
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let mut report = json!({"id": token, "method": token, "params": {"x": "kept", "progressToken": token},
+        "misses": [{"pin": 8675309123u64, token: 1}]});
+    let masked = r.redact_document(&mut report);
+    assert_eq!(masked.len(), 4);
+    assert_eq!(
+        report,
+        json!({"id": "[REDACTED:GITHUB_TOKEN]", "method": "[REDACTED:GITHUB_TOKEN]",
+            "params": {"x": "kept", "progressToken": "[REDACTED:GITHUB_TOKEN]"},
+            "misses": [{"pin": "[REDACTED:PIN_SECRET]", token: 1}]})
+    );
+}
+
+#[test]
 fn batches_are_redacted_message_by_message() {
     let r = Redactor::defaults();
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
@@ -779,6 +1292,76 @@ fn lines_are_masked_and_keep_their_newline() {
 }
 
 #[test]
+fn unicode_escaped_shapes_are_masked_in_lines() {
+    // Issue 12, item 6: `"\u0073k-proj-…"` and `"gh\u0070_…"` passed the
+    // pre-scan and were stored decoded, in clear.
+    let r = Redactor::defaults();
+    for (escaped, name) in [
+        (r"\u0073k-proj-abc123DEF456ghi789JKL012mno345", "OPENAI_KEY"),
+        (
+            r"gh\u0070_0123456789abcdefghijABCDEFGHIJ012345",
+            "GITHUB_TOKEN",
+        ),
+        (
+            r"\u0067\u0068\u0070\u005F0123456789abcdefghijABCDEFGHIJ012345",
+            "GITHUB_TOKEN",
+        ),
+        (r"AKIA\u0049OSFODNN7EXAMPLE", "AWS_ACCESS_KEY_ID"),
+    ] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"x {escaped} y"}}}}"#);
+        let out = r.redact_line(line.as_bytes());
+        let out: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            out["result"]["t"],
+            format!("x [REDACTED:{name}] y"),
+            "{line}"
+        );
+        // Free text (a log line, a line that is not JSON) too.
+        assert_eq!(
+            text(&r, &format!("sent {line}")),
+            format!(r#"sent {{"jsonrpc":"2.0","id":1,"result":{{"t":"x [REDACTED:{name}] y"}}}}"#)
+        );
+        // And what `check` looks at.
+        assert!(!r.find(&format!("t {escaped}")).is_empty(), "{escaped}");
+    }
+    // JSON nested in a string: escaped twice in the line.
+    let inner = r#"{"k":"\u0073k-proj-abc123DEF456ghi789JKL012mno345"}"#;
+    let line =
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "result": {"t": inner}})).unwrap();
+    let out: Value = serde_json::from_slice(&r.redact_line(&line)).unwrap();
+    assert_eq!(out["result"]["t"], r#"{"k":"[REDACTED:OPENAI_KEY]"}"#);
+    let once = text(&r, std::str::from_utf8(&line).unwrap());
+    assert!(!once.contains("proj-abc123"), "{once}");
+}
+
+#[test]
+fn unicode_escaped_env_values_are_masked() {
+    // Issue 12, item 6: Go's encoding/json writes `&<>` as `\u0026`,
+    // `\u003c`, `\u003e`.
+    let secret = "&<tok>&-Secret-9";
+    let r = redactor(&[("MY_API_TOKEN", secret)], &[], &[]);
+    let go = r"\u0026\u003ctok\u003e\u0026-Secret-9";
+    let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"v={go};"}}}}"#);
+    let out: Value = serde_json::from_slice(&r.redact_line(line.as_bytes())).unwrap();
+    assert_eq!(out["result"]["t"], "v=[REDACTED:MY_API_TOKEN];");
+    assert_eq!(
+        text(&r, &format!("log v={go};")),
+        "log v=[REDACTED:MY_API_TOKEN];"
+    );
+    // Any hex case, any character of a non-ASCII secret.
+    let r = redactor(&[("MY_API_TOKEN", "é-secret-1234")], &[], &[]);
+    for escaped in [r"\u00E9-secret-1234", r"\u00e9-s\u0065cret-1234"] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{escaped}"}}}}"#);
+        let out: Value = serde_json::from_slice(&r.redact_line(line.as_bytes())).unwrap();
+        assert_eq!(out["result"]["t"], "[REDACTED:MY_API_TOKEN]", "{escaped}");
+    }
+    // An escape that cannot hide anything keeps a clean line borrowed.
+    let r = redactor(&[("MY_API_TOKEN", secret)], &[], &[]);
+    let line = br#"{"jsonrpc":"2.0","id":1,"result":{"t":"caf\u00e9 \u001b[0m"}}"#;
+    assert!(matches!(r.redact_line(line), Cow::Borrowed(_)));
+}
+
+#[test]
 fn selector_rules_apply_to_lines_without_any_needle() {
     let r = redactor(&[], &[], &["/params/arguments/pin"]);
     let line =
@@ -807,13 +1390,15 @@ fn redactors_are_shareable() {
 // Properties.
 
 const KEYS: &[&str] = &["a", "text", "maxTokens", "api_key", "x/y", "t~"];
-const PROTECTED_POINTERS: [&str; 7] = [
+const PROTECTED_POINTERS: [&str; 9] = [
     "/jsonrpc",
     "/id",
     "/method",
     "/params/_meta/progressToken",
     "/params/progressToken",
     "/params/requestId",
+    "/params/cursor",
+    "/result/nextCursor",
     "/result/resultType",
 ];
 const TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
@@ -1054,5 +1639,191 @@ proptest! {
         prop_assert!(!once.contains("Sup3r$ecret"));
         prop_assert_eq!(r.redact_text(&once).into_owned(), once.clone());
         prop_assert!(r.find(&once).is_empty());
+    }
+}
+
+// Keeping it closed (issue 12): no known shape and no registered value
+// survives in any encoding, through the line path or as free text.
+
+/// The encodings of an environment secret.
+#[derive(Debug, Clone, Copy)]
+enum Encoding {
+    Verbatim,
+    Url(usize),
+    Base64 { url_safe: bool, before: usize },
+    Hex { upper: bool },
+    Upper,
+    Lower,
+}
+
+fn encoding() -> impl Strategy<Value = Encoding> {
+    prop_oneof![
+        Just(Encoding::Verbatim),
+        (0usize..4).prop_map(Encoding::Url),
+        (any::<bool>(), 0usize..3)
+            .prop_map(|(url_safe, before)| Encoding::Base64 { url_safe, before }),
+        any::<bool>().prop_map(|upper| Encoding::Hex { upper }),
+        Just(Encoding::Upper),
+        Just(Encoding::Lower),
+    ]
+}
+
+fn encode(secret: &str, encoding: Encoding) -> String {
+    match encoding {
+        Encoding::Verbatim => secret.to_owned(),
+        Encoding::Url(which) => url_forms(secret)[which].clone(),
+        Encoding::Base64 { url_safe, before } => {
+            let data = format!("{}{secret}", &"abc"[..before]);
+            if url_safe {
+                URL_SAFE_NO_PAD.encode(data)
+            } else {
+                STANDARD.encode(data)
+            }
+        }
+        Encoding::Hex { upper: false } => hex::encode(secret),
+        Encoding::Hex { upper: true } => hex::encode_upper(secret),
+        Encoding::Upper => secret.to_ascii_uppercase(),
+        Encoding::Lower => secret.to_ascii_lowercase(),
+    }
+}
+
+/// Every form of `secret` that must not be left.
+fn leftovers(secret: &str) -> Vec<String> {
+    let mut out = vec![
+        secret.to_owned(),
+        secret.to_ascii_uppercase(),
+        secret.to_ascii_lowercase(),
+        hex::encode(secret),
+        hex::encode_upper(secret),
+        escaped(secret),
+    ];
+    out.extend(url_forms(secret));
+    out.extend(base64_middles(secret));
+    out
+}
+
+/// `text` as it appears between the quotes of a JSON string, with the
+/// characters `mask` picks written as `\uXXXX` (hex case by `upper`).
+fn json_mix(text: &str, mask: &[bool], upper: bool) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if mask.get(i % mask.len().max(1)).copied().unwrap_or(false) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                if upper {
+                    out.push_str(&format!("\\u{unit:04X}"));
+                } else {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        } else {
+            out.push_str(&escaped(c.encode_utf8(&mut [0; 4])));
+        }
+    }
+    out
+}
+
+/// `text`, and `text` decoded as the inside of a JSON string (by serde, not
+/// by the code under test).
+fn raw_and_decoded(text: &str) -> Vec<String> {
+    let mut out = vec![text.to_owned()];
+    if let Ok(decoded) = serde_json::from_str::<String>(&format!("\"{text}\"")) {
+        out.push(decoded);
+    }
+    out
+}
+
+/// Separators a secret may sit between (no backslash: it would escape).
+const AROUND: [&str; 8] = ["", " ", "=", "\"", "(", ": ", "/", ", "];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn no_secret_survives_any_encoding(
+        secret in secret(),
+        numeric in "[1-9][0-9]{7,15}",
+        token in prop::sample::select(SHAPES.map(|(t, _)| t).to_vec()),
+        encoding in encoding(),
+        what in 0u8..3,
+        mask in prop::collection::vec(any::<bool>(), 0..6),
+        upper in any::<bool>(),
+        before in prop::sample::select(AROUND.to_vec()),
+        after in prop::sample::select(AROUND.to_vec()),
+    ) {
+        let redactor = Redactor::new(&RedactConfig {
+            defaults: true,
+            env: vec![
+                ("HOME".to_owned(), "/home/someone".to_owned()),
+                ("MY_API_TOKEN".to_owned(), secret.clone()),
+                ("PIN_SECRET".to_owned(), numeric.clone()),
+            ],
+            extra_env: Vec::new(),
+            rules: Vec::new(),
+        }).unwrap();
+        // What goes in, and what must not come out.
+        let (plain, gone) = match what {
+            0 => (encode(&secret, encoding), leftovers(&secret)),
+            1 => (token.to_owned(), vec![token.to_owned()]),
+            _ => (numeric.clone(), vec![numeric.clone()]),
+        };
+        let inside = json_mix(&format!("{before}{plain}{after}"), &mask, upper);
+
+        // A line: the string written with escapes in any mix, and the
+        // numeric secret as a number.
+        let pin = if what == 2 { format!(r#","pin":{numeric}"#) } else { String::new() };
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"x {inside} y"}}]{pin}}}}}"#
+        );
+        prop_assume!(serde_json::from_str::<Value>(&line).is_ok());
+        let out = redactor.redact_line(line.as_bytes()).into_owned();
+        let out_text = String::from_utf8(out).unwrap();
+        let parsed: Value = serde_json::from_str(&out_text).unwrap();
+        let mut strings = Vec::new();
+        all_strings(&parsed, &mut strings);
+        for form in &gone {
+            prop_assert!(!out_text.contains(form.as_str()), "{:?} in {}", form, out_text);
+            for s in &strings {
+                prop_assert!(!s.contains(form.as_str()), "{:?} in {:?}", form, s);
+            }
+        }
+        if what == 2 {
+            prop_assert_eq!(&parsed["result"]["pin"], "[REDACTED:PIN_SECRET]");
+        }
+
+        // Free text holding the same escaped form: a log line.
+        let text = format!("log: x {inside} y");
+        let masked = redactor.redact_text(&text).into_owned();
+        for level in raw_and_decoded(&masked) {
+            for form in &gone {
+                prop_assert!(!level.contains(form.as_str()), "{:?} in {:?}", form, level);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn the_prescan_lets_every_shape_through(
+        parts in prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(SHAPES.map(|(t, _)| t).to_vec()).prop_map(str::to_owned),
+                prop::sample::select(vec![
+                    " ", "x", "_", "-", ".", "%20", "\\n", "\\u0073", "\\u0067h", "sk", "Bearer",
+                    "bearer:", "Basic ", "https://u:p@h/", "AccountKey=", "?sig=", "-----BEGIN ",
+                    "PRIVATE KEY-----", "=", "\"", "lin_", "dop_", "pp",
+                ]).prop_map(str::to_owned),
+                "[A-Za-z0-9+/=%_.-]{0,12}",
+            ],
+            0..8,
+        ),
+    ) {
+        let r = Redactor::defaults();
+        let text: String = parts.concat();
+        if !r.find_all(&text).is_empty() {
+            prop_assert!(prescan::prescan(text.as_bytes()), "{:?}", text);
+        }
     }
 }

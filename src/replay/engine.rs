@@ -292,6 +292,9 @@ impl Engine {
             Redactor::defaults()
         });
         let matcher = Matcher::new(&cassette, rules);
+        // Reports and fixes repeat the recorded command or URL.
+        let mut cassette = cassette;
+        crate::cassette::mask_transport(&mut cassette.transport, &redactor);
         Arc::new(Engine {
             cassette: Arc::new(cassette),
             config,
@@ -697,21 +700,25 @@ impl Engine {
             let state = self.state();
             state.misses.len() + state.misses_not_kept
         };
+        // A cassette recorded under other rules (or by an older version)
+        // may still hold a secret: nothing shown of it goes unmasked.
         if seen < FULL_REPORTS {
-            eprint!("{miss}");
+            eprint!("{}", self.redactor.redact_text(&miss.to_string()));
         } else {
             eprintln!(
                 "mcpcassette: miss #{}: {} (full reports stop after {FULL_REPORTS}; --report keeps {KEPT_MISSES})",
                 seen + 1,
-                miss.message()
+                self.redactor.redact_text(&miss.message())
             );
         }
         let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
+        let mut data = miss.data();
+        self.redactor.redact_document(&mut data);
         sink.respond(&jsonrpc::error_response(
             id,
             miss.code(),
-            &miss.message(),
-            Some(miss.data()),
+            &self.redactor.redact_text(&miss.message()),
+            Some(data),
         ));
         let mut state = self.state();
         if state.misses.len() < KEPT_MISSES {

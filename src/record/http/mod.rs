@@ -145,7 +145,7 @@ pub async fn record_http(
     ready: impl FnOnce(SocketAddr) + Send,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<HttpRecordOutcome, RecordError> {
-    let upstream = Upstream::parse(&config.upstream)?;
+    let mut upstream = Upstream::parse(&config.upstream)?;
     let client = proxy::client(&upstream)?;
     let listener = TcpListener::bind(config.listen)
         .await
@@ -159,6 +159,7 @@ pub async fn record_http(
     })?;
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
+    upstream.mask_with(&redactor);
     let tap = match &config.cassette {
         Some(path) => Tap::record(
             path.clone(),

@@ -5,7 +5,7 @@ use http::uri::{PathAndQuery, Scheme};
 use http::{Uri, uri::Authority};
 
 use super::super::error::RecordError;
-use crate::redact::{self, MASK};
+use crate::redact::{self, Redactor};
 
 /// The upstream endpoint, parsed once.
 #[derive(Debug, Clone)]
@@ -65,6 +65,12 @@ impl Upstream {
         &self.masked
     }
 
+    /// Masks in the URL, too, what `redactor` finds (the environment's
+    /// secrets, such as an API key passed in the query under any name).
+    pub(super) fn mask_with(&mut self, redactor: &Redactor) {
+        self.masked = redactor.mask_plain(&self.masked);
+    }
+
     /// Where a request for `uri` (as the proxy received it) goes: the same
     /// path and query on the upstream. A request for the endpoint also gets
     /// the query the upstream URL carries (e.g. an API key the client never
@@ -93,22 +99,12 @@ impl Upstream {
 }
 
 /// A URL fit for a cassette: a password in it, token-shaped values and the
-/// values of secret-named query parameters are masked.
+/// values of credential-looking query parameters (`api_key`, `sig`,
+/// `code`, …) are masked.
 pub(super) fn mask_url(url: &str) -> String {
-    let masked = redact::mask_command(&[url.to_owned()])
+    redact::mask_command(&[url.to_owned()])
         .pop()
-        .unwrap_or_default();
-    let Some((base, query)) = masked.split_once('?') else {
-        return masked;
-    };
-    let params: Vec<String> = query
-        .split('&')
-        .map(|param| match param.split_once('=') {
-            Some((name, _)) if redact::name_looks_secret(name) => format!("{name}={MASK}"),
-            _ => param.to_owned(),
-        })
-        .collect();
-    format!("{base}?{}", params.join("&"))
+        .unwrap_or_default()
 }
 
 /// Headers that describe one connection, not the message (RFC 9110 §7.6.1).
@@ -156,6 +152,30 @@ mod tests {
             "http://h/mcp?k=[REDACTED]"
         );
         assert_eq!(mask_url("http://h/mcp"), "http://h/mcp");
+        // Signed URLs and OAuth redirects (issue 12, item 10).
+        assert_eq!(
+            mask_url(
+                "http://h/mcp?sv=2022-11-02&sig=abc%2Bdef%3D&se=2030&code=xyz#access_token=t&x=1"
+            ),
+            "http://h/mcp?sv=2022-11-02&sig=[REDACTED]&se=2030&code=[REDACTED]#access_token=[REDACTED]&x=1"
+        );
+        assert_eq!(
+            mask_url("http://h/mcp?X-Amz-Credential=AK%2F1&X-Amz-Signature=f00d&X-Amz-Date=1"),
+            "http://h/mcp?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]&X-Amz-Date=1"
+        );
+    }
+
+    #[test]
+    fn the_environment_secrets_are_masked_in_the_url() {
+        let mut upstream = Upstream::parse("http://127.0.0.1:9/mcp?k=Sup3r-secret-value").unwrap();
+        let redactor = Redactor::new(&crate::redact::RedactConfig {
+            defaults: true,
+            env: vec![("MY_SERVICE_TOKEN".into(), "Sup3r-secret-value".into())],
+            ..Default::default()
+        })
+        .unwrap();
+        upstream.mask_with(&redactor);
+        assert_eq!(upstream.masked(), "http://127.0.0.1:9/mcp?k=[REDACTED]");
     }
 
     #[test]
