@@ -1,8 +1,8 @@
 //! The redactor: a registered environment value or a well-known token,
 //! written into a message in any of the encodings real software emits
-//! (verbatim, `\u` escapes anywhere, URL-encoded, base64, hex, upper case,
-//! a JSON number), never survives a recorded line, and the line stays
-//! JSON.
+//! (verbatim, `\u` escapes anywhere, URL-encoded as `encodeURIComponent`
+//! does, base64, hex, upper case), never survives a recorded line, and the
+//! line stays JSON.
 #![no_main]
 
 use base64::Engine as _;
@@ -44,9 +44,11 @@ fuzz_target!(|data: &[u8]| {
     let (pick, encoding, rest) = (data[0], data[1] % 7, &data[2..]);
     let (mask, rest) = rest.split_at(rest.len().min(8));
     // The secret: a registered value made of the input, or a token.
+    // Printable ASCII but quotes and backslashes (a value that holds
+    // those is written escaped, which the `\u` encoding covers).
     let from_input: String = rest
         .iter()
-        .filter(|b| b.is_ascii_alphanumeric())
+        .filter(|&&b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
         .map(|&b| b as char)
         .take(40)
         .collect();
@@ -67,10 +69,7 @@ fuzz_target!(|data: &[u8]| {
     let written = match encoding {
         0 => secret.clone(),
         1 => escaped(&secret, mask),
-        2 if registered => secret
-            .bytes()
-            .map(|b| format!("%{b:02X}"))
-            .collect::<String>(),
+        2 if registered => uri_component(&secret),
         3 if registered => base64::engine::general_purpose::STANDARD.encode(&secret),
         4 if registered => hex(&secret),
         5 if registered => secret.to_uppercase(),
@@ -86,6 +85,17 @@ fuzz_target!(|data: &[u8]| {
     let decoded = value.to_string();
     assert!(!decoded.contains(&secret), "survived decoded: {decoded}");
 });
+
+/// `text` as JavaScript's `encodeURIComponent` writes it.
+fn uri_component(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'!' | b'~' | b'*'
+            | b'\'' | b'(' | b')' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
 
 fn hex(text: &str) -> String {
     text.bytes().map(|b| format!("{b:02x}")).collect()
