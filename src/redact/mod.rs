@@ -19,7 +19,7 @@
 //! Redaction is on by default at record time; it is cheap when there is
 //! nothing to mask, since a line is only parsed when an Aho-Corasick pass
 //! over its bytes (one for the environment's needles, one for the shapes'
-//! literals, see [`prescan`]) finds a candidate.
+//! literals, see `prescan.rs`) finds a candidate.
 
 mod command;
 mod env;
