@@ -73,8 +73,11 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError>
     })?;
     // Deeper than serde_json goes by default, within our limit.
     let deep = nesting.deepest > crate::json::MAX_DEPTH;
-    let cassette = match crate::json::unbounded::<Cassette>(bytes) {
-        Ok(cassette) if deep && crate::json::is_recursion_limit(&fast_error) => cassette,
+    // Only a cassette that stopped at serde_json's depth limit is worth a
+    // second typed pass; any other failure goes to the diagnosis.
+    let retry = deep && crate::json::is_recursion_limit(&fast_error);
+    let cassette = match retry.then(|| crate::json::unbounded::<Cassette>(bytes)) {
+        Some(Ok(cassette)) => cassette,
         _ => diagnose(path, text, deep)?,
     };
     if deep {
