@@ -382,7 +382,7 @@ fn client_message(field: &str, message: &Value, request: bool) -> Result<(), Str
     let Some(object) = message.as_object() else {
         return Err(format!(
             "`{field}` must be a JSON-RPC message (an object), found {}",
-            kind_of(message)
+            crate::json::kind_of(message)
         ));
     };
     // The types of `method` and `id` are `check`'s to report (MC102,
@@ -398,18 +398,6 @@ fn client_message(field: &str, message: &Value, request: bool) -> Result<(), Str
         (false, true) => Err(format!(
             "`{field}` has an `id`; a message with one is a `request`"
         )),
-    }
-}
-
-/// A JSON value's kind, for messages.
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -48,13 +48,8 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError>
             pointer: pointer.into(),
             message,
         };
-    let text = crate::json::file_text(bytes).map_err(|(line, column, byte)| {
-        invalid(
-            (line, column),
-            "",
-            format!("not UTF-8: byte 0x{byte:02X} is not part of a character"),
-        )
-    })?;
+    let text = crate::json::file_text(bytes)
+        .map_err(|e| invalid((e.line, e.column), "", e.to_string()))?;
     let bytes = text.as_bytes();
     // The common case first: one typed pass. Only a cassette that fails it
     // pays for the passes that locate the error precisely.
@@ -675,6 +670,20 @@ mod tests {
         }
     }
 
+    /// A cassette of one `ping` and its answer.
+    fn ping_cassette() -> Cassette {
+        let mut b = Builder::new("2026-01-01T00:00:00Z".into(), transport());
+        b.observe(
+            Direction::ClientToServer,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        );
+        b.observe(
+            Direction::ServerToClient,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        );
+        b.finish()
+    }
+
     fn journal(path: &Path, rules: &Rules) -> Journal {
         Journal::create(path, "2026-01-01T00:00:00Z", &transport(), rules).unwrap()
     }
@@ -759,16 +768,7 @@ mod tests {
     fn a_journal_with_nothing_completed_leaves_the_previous_cassette() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.json");
-        let mut b = Builder::new("2025-01-01T00:00:00Z".into(), transport());
-        b.observe(
-            Direction::ClientToServer,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
-        );
-        b.observe(
-            Direction::ServerToClient,
-            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
-        );
-        save(&path, &b.finish()).unwrap();
+        save(&path, &ping_cassette()).unwrap();
         let before = fs::read(&path).unwrap();
         // A recorder killed before its first answer: a header, a request.
         let mut j = journal(&path, &Rules::default());
@@ -843,16 +843,7 @@ mod tests {
     fn save_then_load_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.json");
-        let mut b = Builder::new("2026-01-01T00:00:00Z".into(), transport());
-        b.observe(
-            Direction::ClientToServer,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
-        );
-        b.observe(
-            Direction::ServerToClient,
-            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
-        );
-        let cassette = b.finish();
+        let cassette = ping_cassette();
         save(&path, &cassette).unwrap();
         assert_eq!(load(&path).unwrap(), cassette);
         assert!(fs::read_to_string(&path).unwrap().ends_with("}\n"));

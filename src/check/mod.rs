@@ -96,18 +96,9 @@ pub fn check_file(path: &Path, config: &CheckConfig) -> Result<FileReport, Check
 pub fn check_bytes(path: &Path, bytes: &[u8], config: &CheckConfig) -> FileReport {
     match crate::json::file_text(bytes) {
         Ok(text) => check_text(path, text, config),
-        Err((line, column, byte)) => FileReport {
+        Err(e) => FileReport {
             path: path.into(),
-            findings: vec![
-                Finding::new(
-                    Code::InvalidJson,
-                    "",
-                    format!(
-                        "not UTF-8: byte 0x{byte:02X} at column {column} is not part of a character"
-                    ),
-                )
-                .at_line(line),
-            ],
+            findings: vec![Finding::new(Code::InvalidJson, "", e.to_string()).at_line(e.line)],
         },
     }
 }

@@ -66,16 +66,45 @@ pub fn from_slice<T: DeserializeOwned>(bytes: &[u8], wrapping: usize) -> Result<
     }
 }
 
+/// Where a file stops being UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not UTF-8: byte 0x{byte:02X} at column {column} is not part of a character")]
+pub struct NotUtf8 {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in bytes.
+    pub column: usize,
+    /// The byte there.
+    pub byte: u8,
+}
+
 /// The text of a file's bytes, without a UTF-8 byte order mark (editors on
-/// Windows write one; JSON has none), or where it stops being UTF-8:
-/// 1-based line and column, and the byte there.
-pub fn file_text(bytes: &[u8]) -> Result<&str, (usize, usize, u8)> {
+/// Windows write one; JSON has none), or where it stops being UTF-8.
+pub fn file_text(bytes: &[u8]) -> Result<&str, NotUtf8> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();
         let (line, column) = position(bytes, at);
-        (line, column, bytes[at])
+        NotUtf8 {
+            line,
+            column,
+            byte: bytes[at],
+        }
     })
+}
+
+/// A JSON value's kind, as messages name it: `null`, `a boolean`,
+/// `a number`, `a string`, `an array`, `an object`.
+pub fn kind_of(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Parses `bytes` with serde_json's recursion limit off. Only for text

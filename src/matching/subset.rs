@@ -99,7 +99,11 @@ fn find(pattern: &Value, value: &Value, pointer: &mut String) -> Option<Mismatch
             Some(mismatch(pointer, reason))
         }
         (p, v) => {
-            let reason = format!("expected {}, found {}", kind(p), kind(v));
+            let reason = format!(
+                "expected {}, found {}",
+                crate::json::kind_of(p),
+                crate::json::kind_of(v)
+            );
             Some(mismatch(pointer, reason))
         }
     }
@@ -122,17 +126,6 @@ fn as_integer(n: &Number) -> Option<i128> {
 
 fn is_scalar(v: &Value) -> bool {
     !matches!(v, Value::Object(_) | Value::Array(_))
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// A scalar as JSON text, cut short so a reason stays one readable line.

@@ -40,6 +40,15 @@ fn run_with_input(mut command: Command, input: &[u8]) -> (i32, Vec<u8>, String) 
     )
 }
 
+fn assert_check_passes(path: &std::path::Path) {
+    let check = mcpcassette().arg("check").arg(path).output().unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
+
 fn sigkill(peer: &Peer) {
     kill(Pid::from_raw(peer.pid() as i32), Signal::SIGKILL).unwrap();
 }
@@ -192,12 +201,7 @@ fn messages_nested_to_the_limit_record_replay_and_check() {
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
 
-    let check = mcpcassette().arg("check").arg(&path).output().unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
+    assert_check_passes(&path);
     let mut replayed = Peer::spawn(replay(&path));
     initialize_demo(&mut replayed);
     replayed.send(&deep);
@@ -481,12 +485,7 @@ fn a_byte_order_mark_is_read_past() {
     let mut bytes = b"\xEF\xBB\xBF".to_vec();
     bytes.extend(demo_cassette().bytes());
     std::fs::write(&path, bytes).unwrap();
-    let check = mcpcassette().arg("check").arg(&path).output().unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
+    assert_check_passes(&path);
     let mut replayed = Peer::spawn(replay(&path));
     initialize_demo(&mut replayed);
     assert_eq!(echo(&mut replayed, "hello"), "echo: hello");
