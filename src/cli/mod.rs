@@ -7,6 +7,7 @@ mod inspect;
 mod logging;
 mod record;
 mod replay;
+mod report;
 mod review;
 mod run;
 mod serve;

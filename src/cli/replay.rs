@@ -139,18 +139,42 @@ fn replay_paced(
 
 /// Runs the engine on this process's stdin and stdout; a response that
 /// follows notifications waits until the client has read them.
+///
+/// SIGINT and SIGTERM end the replay as a closed stdin does, with its
+/// summary and report: SDK clients stop the servers they started with a
+/// signal (the TypeScript SDK's `close()`), and a test must still learn
+/// what missed.
 pub fn serve_stdio(engine: &std::sync::Arc<Engine>, pace: Pace) -> anyhow::Result<Summary> {
+    use tokio::signal::unix::{SignalKind, signal};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let (mut interrupt, mut terminate) = {
+        let _context = runtime.enter();
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        )
+    };
     runtime
         .block_on(async {
             let config = StdioConfig::stdout(pace);
             let (stdin, stdout) = process_stdio();
-            serve_with(engine.clone(), stdin, stdout, config).await
+            tokio::select! {
+                served = serve_with(engine.clone(), stdin, stdout, config) => served,
+                _ = interrupt.recv() => Ok(stopped(engine)),
+                _ = terminate.recv() => Ok(stopped(engine)),
+            }
         })
         .context("replay I/O failed")
+}
+
+/// The summary of a replay stopped by a signal.
+fn stopped(engine: &Engine) -> Summary {
+    tracing::info!("stopped by a signal");
+    engine.client_gone();
+    engine.summary()
 }
 
 /// The cassette's rules with the command line's overrides: `--rules`
@@ -224,35 +248,23 @@ pub fn finish(
             rules.cases[case].method
         );
     }
+    let code = verdict(engine, summary, matching);
     if let Some(path) = &matching.report {
-        let unused: Vec<_> = summary
-            .unused
-            .iter()
-            .map(|&p| json!({"interaction": p, "message": redact::mask_value(interactions[p].client.message())}))
-            .collect();
-        let mut report = json!({
-            "cassette": engine.config().path,
-            "mode": engine.config().mode,
-            "rules": rules,
-            "misses": summary.misses,
-            "misses_not_kept": summary.misses_not_kept,
-            "unused": unused,
-            "unused_cases": summary.unused_cases,
-            "answer_mismatches": summary.answer_mismatches,
-            "unanswered": summary.unanswered,
-        });
-        // What the cassette or the client held in clear is not written out.
-        engine.redactor().redact_document(&mut report);
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        cassette::write_atomically(path, text.as_bytes())?;
+        super::report::replayed(path, engine, summary, code)?;
     }
+    Ok(ExitCode::from(code))
+}
+
+/// The exit code the summary earns, each reason said on stderr.
+fn verdict(engine: &Engine, summary: &Summary, matching: &MatchArgs) -> u8 {
+    let rules = engine.rules();
     if !summary.misses.is_empty() {
         tracing::error!(
             "{} request(s) had no recorded answer in {}",
             summary.misses.len() + summary.misses_not_kept,
             engine.config().path.display()
         );
-        return Ok(ExitCode::from(exit::UNMATCHED));
+        return exit::UNMATCHED;
     }
     if !summary.unanswered.is_empty() {
         let listed: Vec<String> = summary
@@ -265,7 +277,7 @@ pub fn finish(
             summary.unanswered.len(),
             listed.join(", ")
         );
-        return Ok(ExitCode::from(exit::UNMATCHED));
+        return exit::UNMATCHED;
     }
     if rules.strategy == mcpcassette::matching::Strategy::Strict
         && !summary.answer_mismatches.is_empty()
@@ -274,13 +286,13 @@ pub fn finish(
             "strategy strict: the client answered {} replayed sampling or elicitation request(s) differently from the recording",
             summary.answer_mismatches.len()
         );
-        return Ok(ExitCode::from(exit::UNMATCHED));
+        return exit::UNMATCHED;
     }
     if matching.fail_on_unused && !(summary.unused.is_empty() && summary.unused_cases.is_empty()) {
         tracing::error!("--fail-on-unused: recorded interactions were never used");
-        return Ok(ExitCode::from(exit::UNMATCHED));
+        return exit::UNMATCHED;
     }
-    Ok(ExitCode::from(exit::OK))
+    exit::OK
 }
 
 fn shorten(text: &str) -> String {

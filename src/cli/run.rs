@@ -15,11 +15,50 @@ use super::{record, replay};
 const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// Resolves the mode, says it on stderr, and does it.
-pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
-    super::redactor(
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let redactor = super::redactor(
         args.redaction.redact.clone(),
         args.redaction.redact_env.clone(),
     )?;
+    let Some(report) = args.matching.report.clone() else {
+        return resolve_and_run(args).map(|(code, _)| code);
+    };
+    let (cassette, flag) = (args.cassette.clone(), args.mode.clone());
+    super::report::started(
+        &report,
+        &cassette,
+        flag.as_deref().unwrap_or("auto"),
+        &redactor,
+    )?;
+    match resolve_and_run(args) {
+        Ok((code, Done::Recorded { cassette, mode })) => {
+            super::report::recorded(&report, cassette.as_deref(), &mode, &redactor)?;
+            Ok(code)
+        }
+        // The replay wrote its own report.
+        Ok((code, Done::Replayed)) => Ok(code),
+        Err(error) => {
+            let mode = flag.as_deref().unwrap_or("auto");
+            let text = super::describe(&error);
+            super::report::failed(&report, &cassette, mode, &text, &redactor)?;
+            Err(error)
+        }
+    }
+}
+
+/// What a `run` did, for its report.
+enum Done {
+    /// Replayed (the replay wrote the report).
+    Replayed,
+    /// Recorded (or forwarded, without a cassette) in `mode`.
+    Recorded {
+        cassette: Option<PathBuf>,
+        mode: String,
+    },
+}
+
+/// Resolves the mode, says it, and records or replays.
+fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let project = find_project(&cwd, &args.cassette)?;
     if let Some(project) = &project {
@@ -100,7 +139,12 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
             args.redaction.clone().resolve(),
         ),
     };
-    match mode {
+    let records = match mode {
+        Mode::All | Mode::Passthrough => true,
+        Mode::Once | Mode::NewEpisodes => !exists,
+        Mode::None | Mode::Auto => false,
+    };
+    let code = match mode {
         Mode::None if !exists => bail!(
             "{}: no such cassette, and mode `none` never records ({why}); record it with --mode once or --mode all",
             path.display()
@@ -114,7 +158,16 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         Mode::Once | Mode::NewEpisodes | Mode::All => recording(Some(path.clone())),
         Mode::Passthrough => recording(None),
         Mode::None | Mode::Auto => unreachable!("none without a cassette failed; auto is resolved"),
-    }
+    }?;
+    let done = if records {
+        Done::Recorded {
+            cassette: (mode != Mode::Passthrough).then(|| path.clone()),
+            mode: mode.to_string(),
+        }
+    } else {
+        Done::Replayed
+    };
+    Ok((code, done))
 }
 
 /// The project file: the nearest one above the working directory, else

@@ -359,3 +359,83 @@ fn new_episodes_keep_session_traffic_out_of_appended_interactions() {
         String::from_utf8_lossy(&verify.stderr)
     );
 }
+
+/// The report test runners read: there as soon as `run` starts, then
+/// final when a signal stops the replay (as SDK clients stop servers),
+/// with the exit code and each miss as stderr shows it.
+#[test]
+fn the_report_says_a_run_started_and_how_a_replay_stopped_by_a_signal_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let cassette = Path::new(env!("CARGO_MANIFEST_DIR")).join("cassettes/demo-legacy.json");
+    let mut command = mcpcassette();
+    command
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--mode", "none", "--report"])
+        .arg(&report)
+        .arg("--cassette")
+        .arg(&cassette);
+    let mut peer = Peer::spawn(command);
+    peer.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let miss = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "never recorded"}}),
+    );
+    assert_eq!(
+        miss.response["error"]["code"], -32000,
+        "{:?}",
+        miss.response
+    );
+    let started: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(started["finished"], false, "{started}");
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(peer.pid() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let (status, stderr) = peer.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let done: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(done["finished"], true, "{done}");
+    assert_eq!(done["exit_code"], 1, "{done}");
+    assert_eq!(done["mode"], "none", "{done}");
+    let miss = &done["misses"][0];
+    let shown = miss["text"].as_str().unwrap();
+    assert!(
+        shown.contains("no recorded interaction matches this request")
+            && shown.contains("never recorded")
+            && shown.contains("How to fix it"),
+        "{shown}"
+    );
+}
+
+/// A run that cannot replay still finishes its report, with the error.
+#[test]
+fn the_report_of_a_run_that_failed_names_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let missing = dir.path().join("missing.json");
+    let output = mcpcassette()
+        .env_remove("MCPCASSETTE_MODE")
+        .args(["run", "--mode", "none", "--report"])
+        .arg(&report)
+        .arg("--cassette")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let done: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(done["finished"], true, "{done}");
+    assert_eq!(done["exit_code"], 2, "{done}");
+    assert!(
+        done["error"].as_str().unwrap().contains("no such cassette"),
+        "{done}"
+    );
+}

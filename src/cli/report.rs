@@ -1,0 +1,112 @@
+//! `--report PATH`: the JSON report of a replay (or of a `run`), for test
+//! runners to read.
+//!
+//! A test-runner integration hands `run --report PATH` to an SDK client
+//! that starts and stops the process itself, so the runner cannot see the
+//! exit status. The report says it instead: written with `"finished":
+//! false` as soon as the run starts (the runner then knows to wait for it),
+//! and again when it ends, with `"finished": true`, the exit code and, for
+//! a replay, the misses as stderr shows them. Every write is atomic, and
+//! everything written goes through the redactor.
+
+use std::path::Path;
+
+use mcpcassette::cassette;
+use mcpcassette::redact::{self, Redactor};
+use mcpcassette::replay::{Engine, Summary};
+use serde_json::{Value, json};
+
+/// Says that a run has started (and so that a final report will follow).
+pub fn started(
+    path: &Path,
+    cassette: &Path,
+    mode: &str,
+    redactor: &Redactor,
+) -> anyhow::Result<()> {
+    write(
+        path,
+        json!({"cassette": cassette, "mode": mode, "finished": false}),
+        redactor,
+    )
+}
+
+/// A run that failed before it could replay or record: exit code 2 and
+/// the error, as stderr says it.
+pub fn failed(
+    path: &Path,
+    cassette: &Path,
+    mode: &str,
+    error: &str,
+    redactor: &Redactor,
+) -> anyhow::Result<()> {
+    write(
+        path,
+        json!({
+            "cassette": cassette,
+            "mode": mode,
+            "finished": true,
+            "exit_code": super::exit::ERROR,
+            "error": error,
+        }),
+        redactor,
+    )
+}
+
+/// A recording that ended (the cassette is written).
+pub fn recorded(
+    path: &Path,
+    cassette: Option<&Path>,
+    mode: &str,
+    redactor: &Redactor,
+) -> anyhow::Result<()> {
+    write(
+        path,
+        json!({"cassette": cassette, "mode": mode, "finished": true, "recorded": true}),
+        redactor,
+    )
+}
+
+/// A replay that ended: misses (each also as the text stderr showed),
+/// unused interactions and cases, answer mismatches, unanswered requests.
+pub fn replayed(path: &Path, engine: &Engine, summary: &Summary, code: u8) -> anyhow::Result<()> {
+    let interactions = &engine.cassette().interactions;
+    let unused: Vec<_> = summary
+        .unused
+        .iter()
+        .map(|&p| json!({"interaction": p, "message": redact::mask_value(interactions[p].client.message())}))
+        .collect();
+    let misses: Vec<Value> = summary
+        .misses
+        .iter()
+        .map(|miss| {
+            let mut value = serde_json::to_value(miss).unwrap_or(Value::Null);
+            if let Value::Object(fields) = &mut value {
+                fields.insert("text".to_owned(), Value::String(miss.to_string()));
+            }
+            value
+        })
+        .collect();
+    let report = json!({
+        "cassette": engine.config().path,
+        "mode": engine.config().mode,
+        "finished": true,
+        "exit_code": code,
+        "rules": engine.rules(),
+        "misses": misses,
+        "misses_not_kept": summary.misses_not_kept,
+        "unused": unused,
+        "unused_cases": summary.unused_cases,
+        "answer_mismatches": summary.answer_mismatches,
+        "unanswered": summary.unanswered,
+    });
+    write(path, report, engine.redactor())
+}
+
+/// Writes `report` atomically, masked by `redactor` (what the cassette or
+/// the client held in clear is not written out).
+fn write(path: &Path, mut report: Value, redactor: &Redactor) -> anyhow::Result<()> {
+    redactor.redact_document(&mut report);
+    let text = serde_json::to_string_pretty(&report)? + "\n";
+    cassette::write_atomically(path, text.as_bytes())?;
+    Ok(())
+}
