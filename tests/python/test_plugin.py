@@ -1,0 +1,131 @@
+"""What a user's pytest run sees with the mcpcassette plugin: recording,
+replay without the server, CI without a cassette, a miss, drift."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+SUITE = (Path(__file__).parent / "suite.py").read_text()
+TESTS = ["test_mcp_stdio", "test_mcp_http", "test_fastmcp_stdio", "test_fastmcp_http"]
+
+
+@pytest.fixture
+def project(pytester, monkeypatch, demo_server, http_server):
+    """A scratch project holding the user's suite, outside CI."""
+    pytester.makepyfile(test_clients=SUITE)
+    for name in ("CI", "TF_BUILD", "MCPCASSETTE_MODE", "DEMO_SERVER_DRIFT", "MESSAGE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DEMO_SERVER", demo_server)
+    monkeypatch.setenv("HTTP_URL", http_server.url)
+    return pytester
+
+
+def cassette(pytester, test):
+    return pytester.path / "cassettes" / "test_clients" / f"{test}.json"
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=300)
+
+
+def test_the_first_run_records_and_the_second_replays_without_the_servers(project, monkeypatch, http_server, tmp_path):
+    first = run(project)
+    first.assert_outcomes(passed=4)
+    for test in TESTS:
+        recorded = json.loads(cassette(project, test).read_text())
+        methods = [(i.get("request") or i["notification"])["method"] for i in recorded["interactions"]]
+        assert "tools/call" in methods, (test, methods)
+
+    # The servers are gone: a stdio command that cannot start, nothing on
+    # the HTTP port.
+    http_server.stop()
+    monkeypatch.setenv("DEMO_SERVER", str(tmp_path / "no-such-server"))
+    second = run(project, "-v")
+    second.assert_outcomes(passed=4)
+
+
+def test_ci_without_a_cassette_fails_each_test_without_starting_its_server(project, monkeypatch, demo_server, tmp_path):
+    started = tmp_path / "started"
+    wrapper = tmp_path / "server.sh"
+    wrapper.write_text(f"#!/bin/sh\ntouch {started}\nexec {demo_server}\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("DEMO_SERVER", str(wrapper))
+    monkeypatch.setenv("CI", "true")
+    result = run(project)
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(["*no cassette at *test_clients/test_mcp_stdio.json*mode `none` (CI detected)*"])
+    assert not started.exists(), "the stdio server was started"
+    for test in TESTS:
+        assert not cassette(project, test).exists()
+
+
+def test_a_changed_argument_fails_the_test_with_the_miss_report(project, monkeypatch):
+    run(project).assert_outcomes(passed=4)
+    monkeypatch.setenv("MESSAGE", "changed")
+    monkeypatch.setenv("CI", "true")
+    result = run(project)
+    result.assert_outcomes(failed=4)
+    output = result.stdout.str()
+    for test in TESTS:
+        assert f"FAILED test_clients.py::{test}" in output, output
+    assert output.count("no recorded interaction matches this request") >= 4, output
+    assert '"message": "changed"' in output or '"message":"changed"' in output, output
+    assert "How to fix it" in output and "mcpcassette run --mode new-episodes" in output, output
+
+
+def test_new_episodes_records_the_changed_call_beside_the_old_one(project, monkeypatch):
+    run(project, "-k", "stdio").assert_outcomes(passed=2, deselected=2)
+    monkeypatch.setenv("MESSAGE", "another")
+    run(project, "-k", "stdio", "--mcp-record-mode=new-episodes").assert_outcomes(passed=2, deselected=2)
+    recorded = json.loads(cassette(project, "test_mcp_stdio").read_text())
+    messages = [
+        i["request"]["params"]["arguments"]["message"]
+        for i in recorded["interactions"]
+        if i.get("request", {}).get("method") == "tools/call"
+    ]
+    assert messages == ["hello", "another"], messages
+
+
+def test_verify_fails_the_test_whose_server_drifted(project, monkeypatch):
+    run(project, "-k", "stdio").assert_outcomes(passed=2, deselected=2)
+    run(project, "-k", "stdio", "--mcp-verify").assert_outcomes(passed=2, deselected=2)
+
+    monkeypatch.setenv("DEMO_SERVER_DRIFT", "1")
+    result = run(project, "-k", "stdio", "--mcp-verify")
+    result.assert_outcomes(failed=2, deselected=2)
+    output = result.stdout.str()
+    assert "mcpcassette verify: drift in" in output, output
+    assert "BREAKING tool `echo`" in output and "new required property `volume`" in output, output
+
+
+def test_a_marker_names_the_cassette_and_fail_on_unused_fails_the_test(project, monkeypatch, demo_server):
+    project.makepyfile(
+        test_marked="""
+        import os
+        import anyio
+        import pytest
+        from mcp import ClientSession
+        from mcp.client.stdio import stdio_client
+
+        async def session(server, call):
+            async with stdio_client(server.parameters()) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    if call:
+                        await s.call_tool("echo", {"message": "hi"})
+
+        @pytest.mark.mcp_cassette("shared")
+        def test_records(mcp_cassette):
+            anyio.run(session, mcp_cassette.stdio(os.environ["DEMO_SERVER"]), True)
+
+        @pytest.mark.mcp_cassette("shared", fail_on_unused=True)
+        def test_uses_less(mcp_cassette):
+            anyio.run(session, mcp_cassette.stdio(os.environ["DEMO_SERVER"]), False)
+        """
+    )
+    result = run(project, "test_marked.py")
+    result.assert_outcomes(passed=1, failed=1)
+    assert (project.path / "cassettes" / "test_marked" / "shared.json").exists()
+    result.stdout.fnmatch_lines(["*recorded interactions never used (--mcp-fail-on-unused)*", '*"tools/call"*'])
