@@ -1,0 +1,175 @@
+import type { ChildProcess } from "node:child_process";
+
+/** A mode of `mcpcassette run --mode`. */
+export type Mode = "auto" | "once" | "new-episodes" | "all" | "none" | "passthrough";
+/** A mode as resolved for a run (`auto` resolved to `none` or `once`). */
+export type ResolvedMode = Exclude<Mode, "auto">;
+
+export const MODES: readonly Mode[];
+/** Platforms (`${process.platform}-${process.arch}`) with a published binary package. */
+export const SUPPORTED_PLATFORMS: readonly string[];
+
+/** `@mcpcassette/${platform}-${arch}`: the package holding the binary. */
+export function platformPackage(platform?: string, arch?: string): string;
+/** `mcpcassette`, or `mcpcassette.exe` on Windows. */
+export function binaryName(platform?: string): string;
+
+/**
+ * The path of the mcpcassette binary: `MCPCASSETTE_BIN` when set, else the
+ * binary of the installed platform package. Throws an Error naming the
+ * missing package and the platform when there is none.
+ */
+export function binaryPath(options?: { env?: NodeJS.ProcessEnv; platform?: string; arch?: string }): string;
+
+/** `CI` set and not empty, `0` or `false` (any case), or `TF_BUILD` set. */
+export function isCI(env?: NodeJS.ProcessEnv): boolean;
+
+/**
+ * The mode to pass as `--mode`: `options.mode`, else `MCPCASSETTE_MODE` of
+ * `options.env` (default `process.env`), else `none` in CI and `once`
+ * elsewhere. Throws on an unknown mode.
+ */
+export function resolveMode(options?: { mode?: Mode | string; env?: NodeJS.ProcessEnv }): ResolvedMode;
+
+export interface CommonOptions {
+  /** The cassette file (relative to the working directory). */
+  cassette: string;
+  /** Default: `resolveMode()` (MCPCASSETTE_MODE, then CI detection). */
+  mode?: Mode;
+  /** Where `run --report` writes; default a fresh temporary file. */
+  reportPath?: string;
+  /** `--fail-on-unused`: a replay that leaves recorded interactions unused fails. */
+  failOnUnused?: boolean;
+  /** More `run` options, e.g. `["--ignore", "/params/arguments/timestamp"]`. */
+  extraArgs?: string[];
+  /** The binary to run; default `binaryPath()`. */
+  binary?: string;
+}
+
+export interface StdioOptions extends CommonOptions {
+  /** The server command, as you would give it to `StdioClientTransport`. */
+  command: string;
+  args?: string[];
+  /** Passed to the transport as given (the SDK's default environment when omitted). */
+  env?: Record<string, string>;
+  cwd?: string;
+  stderr?: "inherit" | "pipe" | "ignore" | "overlapped" | number;
+}
+
+/** Parameters for `new StdioClientTransport(...)` (`@modelcontextprotocol/sdk`). */
+export interface StdioParams {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  stderr?: StdioOptions["stderr"];
+  /** Not enumerable; where the report will be. */
+  readonly reportPath: string;
+  /** Not enumerable; the absolute cassette path. */
+  readonly cassette: string;
+  /** Not enumerable; the mode passed as `--mode`. */
+  readonly mode: ResolvedMode;
+}
+
+/**
+ * Wraps a stdio server command in `mcpcassette run --mode M --cassette P
+ * --report R -- COMMAND ARGS...`. Throws at once when the mode is `none`
+ * and the cassette does not exist.
+ */
+export function stdio(options: StdioOptions): StdioParams;
+
+export interface HttpOptions extends CommonOptions {
+  /** The Streamable HTTP server to record; not needed when it only replays. */
+  upstream?: string;
+  /** Default `127.0.0.1:0`. */
+  listen?: string;
+  /** The environment of `mcpcassette run` (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** `inherit` (default): its stderr is copied to this process's; `pipe`: only kept (`handle.stderr`). */
+  stderr?: "inherit" | "pipe";
+  /** How long to wait for the URL (default 15000 ms). */
+  startTimeoutMs?: number;
+}
+
+export interface HttpHandle {
+  /** Where to point `StreamableHTTPClientTransport`. */
+  readonly url: string;
+  readonly cassette: string;
+  readonly mode: ResolvedMode;
+  readonly reportPath: string;
+  readonly process: ChildProcess;
+  /** What it wrote on stderr so far. */
+  readonly stderr: string;
+  /** Stops it (SIGTERM; SIGKILL after `timeoutMs`, default 10000) and resolves to its final report. */
+  close(options?: { timeoutMs?: number }): Promise<Report>;
+}
+
+/**
+ * Starts `mcpcassette run` over Streamable HTTP (`--upstream URL --listen
+ * 127.0.0.1:0`, or replay only without `upstream`) and resolves once it
+ * prints its URL.
+ */
+export function http(options: HttpOptions): Promise<HttpHandle>;
+
+export interface Miss {
+  method: string;
+  params?: unknown;
+  reason?: string;
+  closest?: unknown[];
+  fixes?: string[];
+  /** The full human report, as stderr shows it. */
+  text: string;
+  [key: string]: unknown;
+}
+
+/** The JSON `mcpcassette run --report` writes. */
+export interface Report {
+  cassette: string;
+  mode: ResolvedMode;
+  /** `false` while it runs. */
+  finished: boolean;
+  /** 0 ok, 1 a miss (or unused with --fail-on-unused), 2 an error. */
+  exit_code?: number;
+  /** A recording. */
+  recorded?: boolean;
+  /** Why a run failed (exit code 2). */
+  error?: string;
+  misses?: Miss[];
+  misses_not_kept?: number;
+  unused?: { interaction: number; message: { method?: string; params?: unknown; [key: string]: unknown } }[];
+  unused_cases?: unknown[];
+  answer_mismatches?: { interaction: number; method: string; diff?: string; [key: string]: unknown }[];
+  unanswered?: { id: unknown; interaction: number; label?: string }[];
+  [key: string]: unknown;
+}
+
+/**
+ * Reads the report; `null` when there is none (never started). While it
+ * says `finished: false` it is read again, up to `timeoutMs` (default
+ * 5000); then the unfinished report is returned.
+ */
+export function readReport(path: string, options?: { timeoutMs?: number; intervalMs?: number }): Promise<Report | null>;
+
+/**
+ * Waits for the final report of a run whose client should be closing. If
+ * the run is still going after `graceMs` (default 1000; the client was not
+ * closed, e.g. the test threw first), stops it (only a child of this
+ * process started with this report path: its stdin is ended, as the SDK's
+ * close() does, then SIGTERM if need be) and waits up to
+ * `timeoutMs` (default 5000) for its report.
+ */
+export function finishRun(
+  reportPath: string,
+  options?: { graceMs?: number; timeoutMs?: number },
+): Promise<{ report: Report | null; stopped: boolean }>;
+
+/**
+ * What went wrong, for a failing test: each miss's full text, requests
+ * never answered, unused interactions (with --fail-on-unused), the error.
+ * `null` when all is well or `report` is null.
+ */
+export function failureMessage(report: Report | null, options?: { waitedMs?: number }): string | null;
+
+/** Throws an Error (with `.report`) carrying `failureMessage(report)`, if any. */
+export function assertReport(report: Report | null): void;

@@ -1,0 +1,474 @@
+// mcpcassette for Node: find the binary, build the arguments of
+// `mcpcassette run` for an MCP client transport, and read its report.
+//
+// Plain ESM, no dependencies, no build step; the types are in index.d.ts.
+
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+
+/** The modes `mcpcassette run --mode` accepts. */
+export const MODES = Object.freeze(["auto", "once", "new-episodes", "all", "none", "passthrough"]);
+
+/**
+ * Platforms with a published binary package. Every other platform/arch maps
+ * to a package name too (`platformPackage`), which is simply not published.
+ */
+export const SUPPORTED_PLATFORMS = Object.freeze(["linux-x64"]);
+
+/** The npm package that holds the binary for `platform` and `arch`. */
+export function platformPackage(platform = process.platform, arch = process.arch) {
+  return `@mcpcassette/${platform}-${arch}`;
+}
+
+/** The binary's file name inside its package (`bin/mcpcassette[.exe]`). */
+export function binaryName(platform = process.platform) {
+  return platform === "win32" ? "mcpcassette.exe" : "mcpcassette";
+}
+
+/**
+ * The path of the mcpcassette binary: `MCPCASSETTE_BIN` when set, else the
+ * binary of the platform package npm installed next to this one.
+ */
+export function binaryPath(options = {}) {
+  const env = options.env ?? process.env;
+  const override = env.MCPCASSETTE_BIN;
+  if (override) {
+    if (!fs.existsSync(override)) {
+      throw new Error(`MCPCASSETTE_BIN is set to ${override}, which does not exist`);
+    }
+    return override;
+  }
+  const platform = options.platform ?? process.platform;
+  const arch = options.arch ?? process.arch;
+  const pkg = platformPackage(platform, arch);
+  const file = `${pkg}/bin/${binaryName(platform)}`;
+  let found;
+  try {
+    found = require.resolve(file);
+  } catch {
+    const published = SUPPORTED_PLATFORMS.includes(`${platform}-${arch}`);
+    throw new Error(
+      `mcpcassette: the binary for this platform (${platform}-${arch}) is missing: ` +
+        (published
+          ? `the package ${pkg} is not installed. npm installs it as an optional dependency of mcpcassette; ` +
+            `reinstall without --no-optional / --omit=optional (npm i -D mcpcassette), ` +
+            `or set MCPCASSETTE_BIN to a mcpcassette binary`
+          : `no package ${pkg} is published (binaries exist for ${SUPPORTED_PLATFORMS.join(", ")}); ` +
+            `build mcpcassette from source with cargo and set MCPCASSETTE_BIN to the binary`),
+    );
+  }
+  ensureExecutable(found);
+  return found;
+}
+
+function ensureExecutable(file) {
+  if (process.platform === "win32") return;
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+  } catch {
+    // Some package managers and archive tools drop the mode bits.
+    try {
+      fs.chmodSync(file, 0o755);
+    } catch {
+      // Report it when it fails to start instead.
+    }
+  }
+}
+
+/** Whether `env` says this is CI, as mcpcassette itself decides it. */
+export function isCI(env = process.env) {
+  if (env.TF_BUILD !== undefined) return true;
+  const ci = env.CI;
+  if (ci === undefined) return false;
+  const value = ci.trim().toLowerCase();
+  return !(value === "" || value === "0" || value === "false");
+}
+
+/**
+ * The mode to pass as `--mode`: `options.mode`, else `MCPCASSETTE_MODE`,
+ * else `none` in CI and `once` elsewhere. `auto` resolves the same way as
+ * no mode. Resolved here, in the test process, because MCP client SDKs
+ * start servers with a reduced environment.
+ */
+export function resolveMode(options = {}) {
+  const env = options.env ?? process.env;
+  let mode = options.mode;
+  let source = "the mode option";
+  if (mode === undefined || mode === null || mode === "") {
+    mode = env.MCPCASSETTE_MODE;
+    source = "MCPCASSETTE_MODE";
+  }
+  if (mode === undefined || mode === null || mode === "") mode = "auto";
+  mode = String(mode).trim().toLowerCase();
+  if (!MODES.includes(mode)) {
+    throw new Error(`mcpcassette: unknown mode "${mode}" (from ${source}); expected one of ${MODES.join(", ")}`);
+  }
+  if (mode === "auto") return isCI(env) ? "none" : "once";
+  return mode;
+}
+
+/**
+ * The error to throw when the mode replays only and the cassette is
+ * missing: names the path and how to record it.
+ */
+function missingCassetteError(cassette, mode, hint) {
+  return new Error(
+    `mcpcassette: mode ${mode} replays only, and the cassette ${cassette} does not exist. ` +
+      `Record it by running the test outside CI (mode once records a missing cassette), ` +
+      (hint ?? "e.g. MCPCASSETTE_MODE=once npm test") +
+      `, and commit the cassette.`,
+  );
+}
+
+function newReportPath() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcpcassette-"));
+  return path.join(dir, "report.json");
+}
+
+function commonArgs(mode, cassette, reportPath, options) {
+  const args = ["run", "--mode", mode, "--cassette", cassette, "--report", reportPath];
+  if (options.failOnUnused) args.push("--fail-on-unused");
+  if (options.extraArgs) args.push(...options.extraArgs.map(String));
+  return args;
+}
+
+function prepare(options, what) {
+  if (!options || typeof options !== "object") throw new TypeError(`mcpcassette.${what}: options are required`);
+  if (!options.cassette) throw new TypeError(`mcpcassette.${what}: the cassette option is required`);
+  const mode = resolveMode(options);
+  const cassette = path.resolve(String(options.cassette));
+  if (mode === "none" && !fs.existsSync(cassette)) {
+    throw missingCassetteError(cassette, mode, options.recordHint);
+  }
+  const reportPath = options.reportPath ? path.resolve(String(options.reportPath)) : newReportPath();
+  if (options.reportPath) {
+    // A report left by an earlier run would be read as this one's.
+    fs.rmSync(reportPath, { force: true });
+  }
+  const binary = options.binary ?? binaryPath();
+  return { mode, cassette, reportPath, binary };
+}
+
+/**
+ * Parameters for the MCP SDK's `StdioClientTransport`: the server command
+ * wrapped in `mcpcassette run`.
+ */
+export function stdio(options) {
+  const { mode, cassette, reportPath, binary } = prepare(options, "stdio");
+  if (!options.command) throw new TypeError("mcpcassette.stdio: the command option (the server command) is required");
+  const args = commonArgs(mode, cassette, reportPath, options);
+  args.push("--", String(options.command), ...(options.args ?? []).map(String));
+  const params = { command: binary, args };
+  if (options.env !== undefined) params.env = options.env;
+  if (options.cwd !== undefined) params.cwd = options.cwd;
+  if (options.stderr !== undefined) params.stderr = options.stderr;
+  // Not read by the transport; for readReport and failure messages.
+  Object.defineProperties(params, {
+    reportPath: { value: reportPath, enumerable: false },
+    cassette: { value: cassette, enumerable: false },
+    mode: { value: mode, enumerable: false },
+  });
+  return params;
+}
+
+/**
+ * Starts `mcpcassette run` over Streamable HTTP: a recording proxy in front
+ * of `upstream`, or a replay of the cassette. Resolves once it listens.
+ */
+export async function http(options) {
+  const { mode, cassette, reportPath, binary } = prepare(options, "http");
+  const args = commonArgs(mode, cassette, reportPath, options);
+  if (options.upstream) args.push("--upstream", String(options.upstream));
+  args.push("--listen", options.listen ?? "127.0.0.1:0");
+  const startTimeoutMs = options.startTimeoutMs ?? 15000;
+  const echo = options.stderr !== "pipe";
+
+  const child = spawn(binary, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+  });
+  let stderrText = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk) => {
+    stderrText += chunk;
+    if (stderrText.length > 200000) stderrText = stderrText.slice(-100000);
+    if (echo) process.stderr.write(chunk);
+  });
+  const exited = new Promise((resolve) => {
+    child.on("exit", (code, signal) => resolve({ code, signal }));
+    child.on("error", (error) => resolve({ code: null, signal: null, error }));
+  });
+
+  const url = await new Promise((resolve, reject) => {
+    let buffered = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`mcpcassette run did not print its URL within ${startTimeoutMs} ms${tail(stderrText)}`));
+    }, startTimeoutMs);
+    child.stdout.setEncoding("utf8");
+    const onData = (chunk) => {
+      buffered += chunk;
+      const newline = buffered.indexOf("\n");
+      if (newline >= 0) {
+        clearTimeout(timer);
+        child.stdout.off("data", onData);
+        child.stdout.resume();
+        resolve(buffered.slice(0, newline).trim());
+      }
+    };
+    child.stdout.on("data", onData);
+    exited.then(async ({ code, signal, error }) => {
+      clearTimeout(timer);
+      if (error) return reject(new Error(`cannot start ${binary}: ${error.message}`));
+      const report = await readReport(reportPath, { timeoutMs: 1000 }).catch(() => null);
+      const why = report?.error ? `: ${report.error}` : "";
+      reject(
+        new Error(
+          `mcpcassette run exited (${signal ?? `exit code ${code}`}) before it listened${why}${why ? "" : tail(stderrText)}`,
+        ),
+      );
+    });
+  });
+
+  let closing;
+  const handle = {
+    url,
+    cassette,
+    mode,
+    reportPath,
+    process: child,
+    get stderr() {
+      return stderrText;
+    },
+    close(closeOptions = {}) {
+      closing ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+        const killTimer = setTimeout(() => child.kill("SIGKILL"), closeOptions.timeoutMs ?? 10000);
+        const { code, signal } = await exited;
+        clearTimeout(killTimer);
+        const report = await readReport(reportPath, { timeoutMs: 2000 });
+        if (report) return report;
+        return {
+          cassette,
+          mode,
+          finished: true,
+          exit_code: code ?? 2,
+          error: `mcpcassette run ended (${signal ?? `exit code ${code}`}) without writing its report${tail(stderrText)}`,
+        };
+      })();
+      return closing;
+    },
+  };
+  return handle;
+}
+
+function tail(text) {
+  const trimmed = text.trim();
+  if (!trimmed) return "";
+  const lines = trimmed.split("\n").slice(-20).join("\n");
+  return `; its stderr ended with:\n${lines}`;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Reads the JSON report `mcpcassette run --report` writes. `null` when
+ * there is none (the process was never started). While it says
+ * `"finished": false` (the process is still shutting down), it is read
+ * again until `timeoutMs` has passed; the last one read is returned.
+ */
+export async function readReport(reportPath, options = {}) {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const intervalMs = options.intervalMs ?? 25;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let report = null;
+    let text;
+    try {
+      text = fs.readFileSync(reportPath, "utf8");
+    } catch (error) {
+      if (error.code === "ENOENT") return null;
+      throw error;
+    }
+    try {
+      report = JSON.parse(text);
+    } catch {
+      report = null; // written atomically, but be safe
+    }
+    if (report && report.finished) return report;
+    if (Date.now() >= deadline) {
+      if (report) return report;
+      throw new Error(`mcpcassette: cannot parse the report ${reportPath}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+/**
+ * The pids of this process's children started with `reportPath` among
+ * their arguments: the `mcpcassette run` a transport started for it.
+ */
+function runsWithReport(reportPath) {
+  const found = [];
+  if (process.platform === "linux") {
+    let entries = [];
+    try {
+      entries = fs.readdirSync("/proc");
+    } catch {
+      return found;
+    }
+    for (const entry of entries) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        if (ppid !== process.pid) continue;
+        const args = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+        if (args.includes(reportPath)) found.push(Number(entry));
+      } catch {
+        // gone meanwhile, or not ours to read
+      }
+    }
+    return found;
+  }
+  if (process.platform === "win32") return found;
+  try {
+    const out = execFileSync("ps", ["-A", "-o", "pid=,ppid=,args="], { encoding: "utf8" });
+    for (const line of out.split("\n")) {
+      const match = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+      if (match && Number(match[2]) === process.pid && match[3].includes(reportPath)) found.push(Number(match[1]));
+    }
+  } catch {
+    // no ps
+  }
+  return found;
+}
+
+/**
+ * Waits for the final report of a run whose client should be closing; if
+ * the run is still going after `graceMs` (default 1000: the client was
+ * not closed, say because the test threw first), stops it (only a child
+ * of this process started with this report path: its stdin is ended, as
+ * the SDK's close() does, then SIGTERM), so that it writes its report,
+ * and waits up to `timeoutMs` (default 5000) more.
+ * Resolves to the report (`null` when the run never started) and whether
+ * it had to be stopped.
+ */
+export async function finishRun(reportPath, options = {}) {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const report = await readReport(reportPath, { timeoutMs: options.graceMs ?? 1000 });
+  if (!report || report.finished) return { report, stopped: false };
+  // First as the SDK's close() does: end its stdin (a stdio replay or
+  // recording ends on EOF), when the child is found among this thread's
+  // handles; then SIGTERM.
+  let stopped = false;
+  for (const child of childrenWithReport(reportPath)) {
+    try {
+      child.stdin?.end();
+      stopped = true;
+    } catch {
+      // closed already
+    }
+  }
+  if (stopped) {
+    const final = await readReport(reportPath, { timeoutMs });
+    if (final?.finished) return { report: final, stopped };
+  }
+  const pids = runsWithReport(reportPath);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGTERM");
+      stopped = true;
+    } catch {
+      // already gone
+    }
+  }
+  const final = await readReport(reportPath, { timeoutMs });
+  return { report: final, stopped };
+}
+
+/** The ChildProcess objects of this thread started with `reportPath` among their arguments. */
+function childrenWithReport(reportPath) {
+  if (typeof process._getActiveHandles !== "function") return [];
+  try {
+    return process
+      ._getActiveHandles()
+      .filter((h) => h?.constructor?.name === "ChildProcess" && Array.isArray(h.spawnargs) && h.spawnargs.includes(reportPath));
+  } catch {
+    return [];
+  }
+}
+
+function oneLine(message) {
+  if (!message || typeof message !== "object") return JSON.stringify(message);
+  const params = message.params === undefined ? "" : ` ${JSON.stringify(message.params)}`;
+  const text = `${message.method ?? "(response)"}${params}`;
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/**
+ * What went wrong, as a message for a failing test; `null` when the run
+ * went well (or never started: `report` is null).
+ */
+export function failureMessage(report, options = {}) {
+  if (!report) return null;
+  const cassette = report.cassette ?? "the cassette";
+  if (!report.finished) {
+    return (
+      `mcpcassette: the run for ${cassette} had not finished ${options.waitedMs ? `${options.waitedMs} ms ` : ""}after the test: ` +
+      `close the client (await client.close()) before the test ends, so that mcpcassette stops and writes its report`
+    );
+  }
+  const code = report.exit_code ?? 0;
+  if (code === 0 && !report.error) return null;
+  const parts = [];
+  if (report.error) {
+    parts.push(`mcpcassette (mode ${report.mode ?? "?"}, cassette ${cassette}) failed: ${report.error}`);
+  }
+  const misses = report.misses ?? [];
+  if (misses.length > 0 || report.misses_not_kept) {
+    const total = misses.length + (report.misses_not_kept ?? 0);
+    parts.push(`mcpcassette: ${total} request(s) had no recorded answer in ${cassette} (mode ${report.mode}):`);
+    for (const miss of misses) parts.push(miss.text ?? JSON.stringify(miss, null, 2));
+    if (report.misses_not_kept) parts.push(`(${report.misses_not_kept} more not kept in the report)`);
+  }
+  const unanswered = report.unanswered ?? [];
+  if (unanswered.length > 0) {
+    parts.push(
+      `mcpcassette: ${unanswered.length} request(s) were never answered: the interaction that matched each was recorded without a response; re-record it:\n` +
+        unanswered.map((u) => `  id ${JSON.stringify(u.id)} (#${u.interaction} ${u.label ?? ""})`).join("\n"),
+    );
+  }
+  const mismatches = report.answer_mismatches ?? [];
+  if (mismatches.length > 0 && code !== 0) {
+    parts.push(
+      `mcpcassette: the client answered ${mismatches.length} replayed request(s) differently from the recording:\n` +
+        mismatches.map((m) => `  #${m.interaction} ${m.method}\n${m.diff ?? ""}`).join("\n"),
+    );
+  }
+  const unused = report.unused ?? [];
+  const unusedCases = report.unused_cases ?? [];
+  if (parts.length === 0 && (unused.length > 0 || unusedCases.length > 0)) {
+    const lines = unused.map((u) => `  #${u.interaction} ${oneLine(u.message)}`);
+    for (const c of unusedCases) lines.push(`  case ${JSON.stringify(c)}`);
+    parts.push(`mcpcassette: --fail-on-unused: recorded interactions in ${cassette} were never used:\n${lines.join("\n")}`);
+  }
+  if (parts.length === 0) parts.push(`mcpcassette: the run for ${cassette} exited with code ${code}`);
+  return parts.join("\n\n");
+}
+
+/** Throws an Error with `failureMessage(report)` when there is one. */
+export function assertReport(report) {
+  const message = failureMessage(report);
+  if (message) {
+    const error = new Error(message);
+    error.report = report;
+    throw error;
+  }
+}

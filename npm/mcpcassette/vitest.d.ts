@@ -1,0 +1,44 @@
+import type { HttpHandle, HttpOptions, StdioOptions, StdioParams } from "./index.js";
+
+export type { HttpHandle, Mode, Report, ResolvedMode, StdioParams } from "./index.js";
+export { binaryPath, failureMessage, finishRun, isCI, readReport, resolveMode } from "./index.js";
+
+export interface CassetteOption {
+  /**
+   * The cassette. Default: `<test dir>/cassettes/<test file stem>/<test
+   * name>.json`, the test name being its describe blocks and its own name
+   * joined with `--`, made safe for a file name (a second default cassette
+   * in one test gets `-2`, …). An absolute path is used as is; a relative
+   * name goes under `<test dir>/cassettes/` (`.json` added when it has no
+   * extension).
+   */
+  cassette?: string;
+  /** How long to wait after the test for the final report (default 5000 ms). Stdio only. */
+  reportTimeoutMs?: number;
+}
+
+export type VitestStdioOptions = Omit<StdioOptions, "cassette"> & CassetteOption;
+export type VitestHttpOptions = Omit<HttpOptions, "cassette"> & CassetteOption;
+
+export const cassette: {
+  /**
+   * Parameters for `new StdioClientTransport(...)` that run the server
+   * through mcpcassette with this test's cassette. Throws at once in mode
+   * `none` when the cassette is missing. When the test finishes it waits
+   * for the report and fails the test with the miss report (or the error).
+   * Close the client before the test ends.
+   */
+  stdio(options: VitestStdioOptions): StdioParams;
+  /**
+   * Starts mcpcassette over Streamable HTTP with this test's cassette; it
+   * is stopped when the test finishes, which fails with the miss report.
+   */
+  http(options: VitestHttpOptions): Promise<HttpHandle>;
+  /** The path this test's next default cassette (or the cassette `name`) would have. */
+  path(name?: string): string;
+};
+
+/** A test name as the file name of its cassette. */
+export function sanitizeTestName(name: string): string;
+/** `tools.test.ts` → `tools`. */
+export function testFileStem(file: string): string;

@@ -1,0 +1,179 @@
+// mcpcassette/vitest: a cassette per test, named after it, and the test
+// fails with mcpcassette's report when a request had no recorded answer.
+//
+// Call cassette.stdio() or cassette.http() inside a test (Vitest >= 1).
+
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { expect, onTestFinished } from "vitest";
+import * as core from "./index.js";
+
+/** How long to wait, after the test, for mcpcassette to write its final report. */
+const REPORT_WAIT_MS = 5000;
+
+/**
+ * A test name as a file name: each describe block and the test's own name
+ * made safe (letters, digits, `.`, `_` and `-`), joined with `--`.
+ */
+export function sanitizeTestName(name) {
+  const parts = String(name)
+    .split(" > ")
+    .map((part) =>
+      part
+        .normalize("NFKD")
+        .replace(/[\u0300-\u036f]/g, "")
+        .replace(/[^A-Za-z0-9._-]+/g, "-")
+        .replace(/-{2,}/g, "-")
+        .replace(/^[-.]+|[-.]+$/g, ""),
+    )
+    .filter((part) => part.length > 0);
+  let safe = parts.join("--") || "test";
+  if (safe.length > 120) {
+    const hash = createHash("sha256").update(String(name)).digest("hex").slice(0, 10);
+    safe = `${safe.slice(0, 109)}-${hash}`;
+  }
+  return safe;
+}
+
+/** `tests/tools.test.ts` → `tools` (what the cassettes directory is named after). */
+export function testFileStem(file) {
+  const base = path.basename(file);
+  const stripped = base.replace(/\.(test|spec|e2e|integration)\.[cm]?[jt]sx?$/i, "");
+  if (stripped !== base) return stripped;
+  return base.replace(/\.[cm]?[jt]sx?$/i, "");
+}
+
+function currentTest(what) {
+  const state = expect.getState();
+  const name = state.currentTestName;
+  const file = state.testPath;
+  if (!name || !file) {
+    throw new Error(
+      `mcpcassette/vitest: cassette.${what}() must be called inside a test (expect.getState() names no current test)`,
+    );
+  }
+  return { name, file: path.resolve(file) };
+}
+
+// How many cassettes a test has asked for so far: the second default
+// cassette of a test is NAME-2.json, and so on.
+const perTest = new Map();
+
+/**
+ * The cassette a call in the current test uses: `options.cassette` (an
+ * absolute path as is; a relative name under `<test dir>/cassettes/`,
+ * `.json` added when it has no extension), else
+ * `<test dir>/cassettes/<test file stem>/<test name>.json`.
+ */
+function cassetteFor(test, options) {
+  const cassettesDir = path.join(path.dirname(test.file), "cassettes");
+  if (options.cassette) {
+    const given = String(options.cassette);
+    const withExt = path.extname(given) ? given : `${given}.json`;
+    return path.isAbsolute(withExt) ? withExt : path.join(cassettesDir, withExt);
+  }
+  const key = `${test.file}\0${test.name}`;
+  const count = (perTest.get(key) ?? 0) + 1;
+  perTest.set(key, count);
+  if (count === 1) onTestFinished(() => perTest.delete(key));
+  const base = sanitizeTestName(test.name) + (count > 1 ? `-${count}` : "");
+  return path.join(cassettesDir, testFileStem(test.file), `${base}.json`);
+}
+
+function relative(file) {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith("..") ? rel : file;
+}
+
+function recordHint(test) {
+  return `e.g. \`npx vitest run ${relative(test.file)}\` on your machine (without CI set)`;
+}
+
+function failure(message, report, test) {
+  let text = message;
+  if (report && ((report.misses ?? []).length > 0 || report.misses_not_kept)) {
+    text +=
+      `\n\nFrom the test suite: \`MCPCASSETTE_MODE=new-episodes npx vitest run ${relative(test.file)}\` records what is missing, ` +
+      `\`MCPCASSETTE_MODE=all npx vitest run ${relative(test.file)}\` re-records the file's cassettes.`;
+  }
+  const error = new Error(text);
+  error.report = report;
+  return error;
+}
+
+function cleanup(reportPath, ownReport) {
+  if (!ownReport) return;
+  try {
+    fs.rmSync(path.dirname(reportPath), { recursive: true, force: true });
+  } catch {
+    // a temporary directory; never mind
+  }
+}
+
+function options(what, given) {
+  const test = currentTest(what);
+  const opts = { ...(given ?? {}) };
+  const cassette = cassetteFor(test, opts);
+  return { test, opts: { ...opts, cassette, recordHint: recordHint(test) } };
+}
+
+export const cassette = {
+  /**
+   * `StdioClientTransport` parameters that run the server through
+   * mcpcassette with this test's cassette; the test fails after it ends if
+   * the replay missed.
+   */
+  stdio(given) {
+    const { test, opts } = options("stdio", given);
+    const params = core.stdio(opts);
+    const ownReport = !opts.reportPath;
+    onTestFinished(async () => {
+      // The client is closed by now (its close() signals the process), or
+      // was not (the test threw first): then the run is stopped here.
+      const waitedMs = opts.reportTimeoutMs ?? REPORT_WAIT_MS;
+      const { report } = await core.finishRun(params.reportPath, { timeoutMs: waitedMs });
+      cleanup(params.reportPath, ownReport);
+      const message = core.failureMessage(report, { waitedMs });
+      if (message) throw failure(message, report, test);
+    }, 60000);
+    return params;
+  },
+
+  /**
+   * Starts mcpcassette over Streamable HTTP with this test's cassette (a
+   * recording proxy in front of `upstream`, or a replay); it is stopped
+   * when the test ends, and the test fails if the replay missed.
+   */
+  async http(given) {
+    const { test, opts } = options("http", given);
+    const ownReport = !opts.reportPath;
+    let started;
+    onTestFinished(async () => {
+      let handle;
+      try {
+        handle = await started;
+      } catch {
+        return; // the test already failed with the reason
+      }
+      const report = await handle.close();
+      cleanup(handle.reportPath, ownReport);
+      const message = core.failureMessage(report);
+      if (message) throw failure(message, report, test);
+    }, 60000);
+    started = core.http(opts);
+    return await started;
+  },
+
+  /** The path the next default cassette of the current test would have (without counting it). */
+  path(name) {
+    const test = currentTest("path");
+    if (name) return cassetteFor(test, { cassette: name });
+    const key = `${test.file}\0${test.name}`;
+    const count = (perTest.get(key) ?? 0) + 1;
+    const base = sanitizeTestName(test.name) + (count > 1 ? `-${count}` : "");
+    return path.join(path.dirname(test.file), "cassettes", testFileStem(test.file), `${base}.json`);
+  },
+};
+
+export { binaryPath, failureMessage, finishRun, isCI, readReport, resolveMode } from "./index.js";

@@ -1,0 +1,238 @@
+// The meta-level: runs `vitest run` on copies of fixtures/ in child
+// processes, with the environment each scenario chooses (as a developer's
+// machine or CI would), and checks the exit status, which test failed and
+// with what, and what Vitest printed.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const vitestBin = path.join(here, "node_modules/vitest/vitest.mjs");
+const demoServer = process.env.MCPCASSETTE_DEMO_SERVER!;
+const httpServer = process.env.MCPCASSETTE_HTTP_SERVER!;
+const scenarios = path.join(here, "scenarios");
+
+interface AssertionResult {
+  fullName: string;
+  status: string;
+  failureMessages: string[];
+}
+interface Run {
+  code: number | null;
+  output: string;
+  tests: AssertionResult[];
+}
+
+/** A fresh copy of fixtures/, inside this project (so `mcpcassette` resolves to node_modules). */
+function project(name: string): string {
+  const dir = path.join(scenarios, name);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  for (const file of fs.readdirSync(path.join(here, "fixtures"))) {
+    fs.copyFileSync(path.join(here, "fixtures", file), path.join(dir, file));
+  }
+  return dir;
+}
+
+/** `vitest run FILE` in `dir` with `env` on top of a clean environment (no CI, no mode). */
+function vitest(dir: string, file: string, env: Record<string, string | undefined>): Promise<Run> {
+  const childEnv: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (key.startsWith("VITEST") || key.startsWith("FIXTURE_")) continue;
+    if (["CI", "TF_BUILD", "MCPCASSETTE_MODE", "MCPCASSETTE_BIN", "NODE_ENV", "FORCE_COLOR", "TEST"].includes(key)) continue;
+    childEnv[key] = value;
+  }
+  childEnv.NO_COLOR = "1";
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) childEnv[key] = value;
+  const results = path.join(dir, "results.json");
+  fs.rmSync(results, { force: true });
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [vitestBin, "run", file, "--reporter=default", "--reporter=json", `--outputFile.json=${results}`],
+      { cwd: dir, env: childEnv, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 100_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      let tests: AssertionResult[] = [];
+      if (fs.existsSync(results)) {
+        const json = JSON.parse(fs.readFileSync(results, "utf8"));
+        tests = json.testResults.flatMap((r: { assertionResults: AssertionResult[] }) => r.assertionResults);
+      }
+      resolve({ code, output, tests });
+    });
+  });
+}
+
+function only(run: Run, fullName: string): AssertionResult {
+  expect(run.tests.map((t) => t.fullName), run.output).toEqual([fullName]);
+  return run.tests[0];
+}
+
+const sh = "/bin/sh";
+/** The demo server behind a wrapper that notes in `marker` each time it is started. */
+function markedServer(marker: string): string {
+  return JSON.stringify([sh, "-c", 'echo started >> "$0"; exec "$1"', marker, demoServer]);
+}
+
+describe("stdio: cassette.stdio() with StdioClientTransport", () => {
+  const name = "echo answers from the cassette";
+  const dir = project("stdio");
+  const marker = path.join(dir, "server-started");
+  const cassettePath = path.join(dir, "cassettes", "stdio", "echo--answers-from-the-cassette.json");
+  const cassetteText = () => fs.readFileSync(cassettePath, "utf8");
+
+  it("first run records: the cassette is created, named after the test", async () => {
+    const run = await vitest(dir, "stdio.test.ts", { FIXTURE_SERVER: markedServer(marker) });
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+    expect(fs.readFileSync(marker, "utf8")).toBe("started\n");
+    expect(cassetteText()).toContain("echo: hello");
+  });
+
+  it("second run replays; the server is not started", async () => {
+    fs.rmSync(marker);
+    const run = await vitest(dir, "stdio.test.ts", { FIXTURE_SERVER: markedServer(marker) });
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it("CI=true replays with a server command that cannot exist", async () => {
+    const run = await vitest(dir, "stdio.test.ts", { CI: "true", FIXTURE_SERVER: JSON.stringify(["/nonexistent/demo_server"]) });
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+  });
+
+  it("CI=true and a changed argument: the test fails with the miss report", async () => {
+    const before = cassetteText();
+    const run = await vitest(dir, "stdio.test.ts", { CI: "true", FIXTURE_SERVER: markedServer(marker), FIXTURE_MESSAGE: "changed" });
+    expect(run.code, run.output).toBe(1);
+    const test = only(run, name);
+    expect(test.status).toBe("failed");
+    const failure = test.failureMessages.join("\n");
+    // The hook's error: the report as stderr shows it, not just the SDK's one-line McpError.
+    expect(failure).toContain("no recorded interaction matches this request");
+    expect(failure).toContain("Closest recorded requests:");
+    expect(failure).toContain('+    "message": "changed"');
+    expect(failure).toContain("MCPCASSETTE_MODE=all npx vitest run stdio.test.ts");
+    // ... and Vitest prints it.
+    expect(run.output).toContain("FAIL");
+    expect(run.output).toContain("echo > answers from the cassette");
+    expect(run.output).toContain("Closest recorded requests:");
+    expect(run.output).toContain('-    "message": "hello"');
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(cassetteText()).toBe(before);
+  });
+
+  it("failOnUnused: a replay that leaves an interaction unused fails the test", async () => {
+    const env = { CI: "true", FIXTURE_SERVER: JSON.stringify(["/nonexistent/demo_server"]), FIXTURE_SKIP_CALL: "1" };
+    const lenient = await vitest(dir, "stdio.test.ts", env);
+    expect(lenient.code, lenient.output).toBe(0);
+    const strict = await vitest(dir, "stdio.test.ts", { ...env, FIXTURE_FAIL_ON_UNUSED: "1" });
+    expect(strict.code, strict.output).toBe(1);
+    const failure = only(strict, name).failureMessages.join("\n");
+    expect(failure).toContain("--fail-on-unused");
+    expect(failure).toContain('tools/call {"name":"echo","arguments":{"message":"hello"}}');
+  });
+
+  it("MCPCASSETTE_MODE=all re-records, even under CI=true", async () => {
+    const run = await vitest(dir, "stdio.test.ts", {
+      CI: "true",
+      MCPCASSETTE_MODE: "all",
+      FIXTURE_SERVER: markedServer(marker),
+      FIXTURE_MESSAGE: "again",
+    });
+    expect(run.code, run.output).toBe(0);
+    expect(fs.readFileSync(marker, "utf8")).toBe("started\n");
+    expect(cassetteText()).toContain("echo: again");
+    expect(cassetteText()).not.toContain("echo: hello");
+  });
+
+  it("a replay error (an unreadable cassette) fails the test with the error", async () => {
+    fs.writeFileSync(cassettePath, '{"version": 1, "interactions": 3}\n');
+    const run = await vitest(dir, "stdio.test.ts", { CI: "true", FIXTURE_SERVER: JSON.stringify(["/nonexistent/demo_server"]) });
+    expect(run.code, run.output).toBe(1);
+    const failure = only(run, name).failureMessages.join("\n");
+    expect(failure).toContain("failed: ");
+    expect(failure).toContain("echo--answers-from-the-cassette.json");
+  });
+
+  it("CI=true with a missing cassette fails the test at once, starting nothing", async () => {
+    const fresh = project("stdio-missing");
+    const freshMarker = path.join(fresh, "server-started");
+    const missing = path.join(fresh, "cassettes", "stdio", "echo--answers-from-the-cassette.json");
+    const run = await vitest(fresh, "stdio.test.ts", { CI: "true", FIXTURE_SERVER: markedServer(freshMarker) });
+    expect(run.code, run.output).toBe(1);
+    const failure = only(run, name).failureMessages.join("\n");
+    expect(failure).toContain(`mode none replays only, and the cassette ${missing} does not exist`);
+    expect(failure).toContain("npx vitest run stdio.test.ts");
+    expect(run.output).toContain("does not exist");
+    expect(fs.existsSync(freshMarker)).toBe(false);
+    expect(fs.existsSync(missing)).toBe(false);
+  });
+});
+
+describe("http: cassette.http() with StreamableHTTPClientTransport", () => {
+  const name = "http echoes over Streamable HTTP";
+  const dir = project("http");
+  const cassettePath = path.join(dir, "cassettes", "http", "http--echoes-over-Streamable-HTTP.json");
+  let server: ReturnType<typeof spawn> | undefined;
+  let upstream = "";
+
+  beforeAll(async () => {
+    server = spawn(httpServer, ["0"], { stdio: ["ignore", "pipe", "inherit"] });
+    upstream = await new Promise<string>((resolve, reject) => {
+      readline.createInterface({ input: server!.stdout! }).once("line", (line) => resolve(line.trim()));
+      server!.once("exit", (code) => reject(new Error(`${httpServer} exited (${code})`)));
+    });
+    expect(upstream).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+  });
+  afterAll(() => {
+    server?.kill("SIGTERM");
+  });
+
+  it("first run records through the proxy", async () => {
+    const run = await vitest(dir, "http.test.ts", { FIXTURE_UPSTREAM: upstream });
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+    expect(fs.readFileSync(cassettePath, "utf8")).toContain("Echo: hello");
+  });
+
+  it("replays with the server gone (CI=true, and mode once with its dead URL)", async () => {
+    server!.kill("SIGTERM");
+    await new Promise((resolve) => (server!.exitCode !== null || server!.signalCode !== null ? resolve(null) : server!.once("exit", resolve)));
+    const ci = await vitest(dir, "http.test.ts", { CI: "true" });
+    expect(ci.code, ci.output).toBe(0);
+    expect(only(ci, name).status).toBe("passed");
+    const local = await vitest(dir, "http.test.ts", { FIXTURE_UPSTREAM: upstream });
+    expect(local.code, local.output).toBe(0);
+  });
+
+  it("a changed argument fails the test with the miss report", async () => {
+    const run = await vitest(dir, "http.test.ts", { CI: "true", FIXTURE_MESSAGE: "changed" });
+    expect(run.code, run.output).toBe(1);
+    const failure = only(run, name).failureMessages.join("\n");
+    expect(failure).toContain("no recorded interaction matches this request");
+    expect(failure).toContain('+    "message": "changed"');
+    expect(run.output).toContain("Closest recorded requests:");
+  });
+
+  it("CI=true with a missing cassette fails the test at once", async () => {
+    const fresh = project("http-missing");
+    const run = await vitest(fresh, "http.test.ts", { CI: "true", FIXTURE_UPSTREAM: upstream });
+    expect(run.code, run.output).toBe(1);
+    const failure = only(run, name).failureMessages.join("\n");
+    expect(failure).toContain("mode none replays only, and the cassette");
+    expect(failure).toContain("http--echoes-over-Streamable-HTTP.json does not exist");
+  });
+});
