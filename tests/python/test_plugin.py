@@ -129,3 +129,26 @@ def test_a_marker_names_the_cassette_and_fail_on_unused_fails_the_test(project, 
     result.assert_outcomes(passed=1, failed=1)
     assert (project.path / "cassettes" / "test_marked" / "shared.json").exists()
     result.stdout.fnmatch_lines(["*recorded interactions never used (--mcp-fail-on-unused)*", '*"tools/call"*'])
+
+
+def readme_block(first_line: str) -> str:
+    """The README's fenced Python block that starts with `first_line`."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    for block in readme.split("```python\n")[1:]:
+        code = block.split("```", 1)[0]
+        if code.startswith(first_line + "\n"):
+            return code
+    raise AssertionError(f"README.md has no Python block starting with {first_line!r}")
+
+
+def test_the_readme_example_records_then_replays_in_ci(pytester, monkeypatch):
+    for name in ("CI", "TF_BUILD", "MCPCASSETTE_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile(server=readme_block("# server.py"), test_weather=readme_block("# test_weather.py"))
+    run(pytester).assert_outcomes(passed=1)
+    assert (pytester.path / "cassettes" / "test_weather" / "test_forecast.json").exists()
+
+    # In CI it replays: a server that cannot start proves it is not needed.
+    (pytester.path / "server.py").write_text("raise SystemExit('the server was started')\n")
+    monkeypatch.setenv("CI", "true")
+    run(pytester).assert_outcomes(passed=1)

@@ -156,7 +156,17 @@ def _cassette_path(request: pytest.FixtureRequest, name: Optional[str]) -> Path:
         if len(named.parts) > 1:
             return base / named
         return base / module.stem / named
-    return base / module.stem / (_file_name(request.node.name) + ".json")
+    return base / module.stem / (_file_name(_test_name(request.node)) + ".json")
+
+
+def _test_name(node: pytest.Item) -> str:
+    """The test's name with its parameters (``test_x[a-b]``), but without
+    the anyio plugin's backend when that is its only parameter: one async
+    test, one cassette."""
+    callspec = getattr(node, "callspec", None)
+    if callspec is not None and set(callspec.params) == {"anyio_backend"}:
+        return node.originalname
+    return node.name
 
 
 def _file_name(test: str) -> str:
