@@ -152,3 +152,12 @@ def test_the_readme_example_records_then_replays_in_ci(pytester, monkeypatch):
     (pytester.path / "server.py").write_text("raise SystemExit('the server was started')\n")
     monkeypatch.setenv("CI", "true")
     run(pytester).assert_outcomes(passed=1)
+
+
+def test_a_cassette_replay_cannot_read_fails_the_test_with_the_error(project):
+    path = cassette(project, "test_mcp_stdio")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"version": 1, "interactions": [\n  {"request": 3}\n]}\n')
+    result = run(project, "-k", "test_mcp_stdio")
+    result.assert_outcomes(failed=1, deselected=3)
+    result.stdout.fnmatch_lines(["*mcpcassette run failed: *test_mcp_stdio.json:*"])
