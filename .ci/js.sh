@@ -16,6 +16,7 @@ VITE_VERSION=8.3.8             # vitest's peer, pinned as in .ci/package.json
 SDK_VERSION=1.32.2             # as .ci/package.json
 TYPESCRIPT_VERSION=6.0.3       # type-checks the tests against index.d.ts / vitest.d.ts (7.x is the native port)
 TYPES_NODE_VERSION=20.19.43    # the Node the suite runs on
+ZOD_VERSION=4.6.7              # for the README example's server (the SDK's peer)
 
 if [ $# -ne 1 ]; then
     echo "usage: bash .ci/js.sh BINARY   (e.g. bash .ci/js.sh target/debug/mcpcassette)" >&2
@@ -95,7 +96,8 @@ cat >"$SCRATCH/package.json" <<EOF
     "@types/node": "$TYPES_NODE_VERSION",
     "typescript": "$TYPESCRIPT_VERSION",
     "vite": "$VITE_VERSION",
-    "vitest": "$VITEST_VERSION"
+    "vitest": "$VITEST_VERSION",
+    "zod": "$ZOD_VERSION"
   },
   "overrides": {
     "@mcpcassette/linux-x64": "file:$PLATFORM_TGZ",
@@ -113,8 +115,9 @@ step "npm install (tarballs, vitest $VITEST_VERSION, @modelcontextprotocol/sdk $
     if (got !== version) { console.error(`js.sh: ${name} is ${got}, expected ${version}`); process.exit(1); }
   }' "$VITEST_VERSION" "$SDK_VERSION" "$TYPESCRIPT_VERSION")
 
-step "copying tests/js"
+step "copying tests/js (and README.md, whose example the suite runs as written)"
 cp -R "$ROOT/tests/js/." "$SCRATCH/"
+cp "$ROOT/README.md" "$SCRATCH/README.repo.md"
 
 step "type-checking the tests (tsc --noEmit)"
 (cd "$SCRATCH" && node node_modules/typescript/bin/tsc --noEmit -p tsconfig.json)

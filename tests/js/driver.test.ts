@@ -236,3 +236,55 @@ describe("http: cassette.http() with StreamableHTTPClientTransport", () => {
     expect(failure).toContain("http--echoes-over-Streamable-HTTP.json does not exist");
   });
 });
+
+describe("the README's example, as written", () => {
+  // .ci/js.sh copies the repository's README.md here.
+  const readme = fs.readFileSync(path.join(here, "README.repo.md"), "utf8");
+  const start = readme.indexOf("\n## JavaScript/TypeScript (Vitest)\n");
+  const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
+  const block = (first: string) => {
+    const match = new RegExp("```(?:js|ts)\\n(" + first.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&") + "\\n[\\s\\S]*?)```").exec(section);
+    if (!match) throw new Error(`README.md's Vitest section has no code block starting with ${first}`);
+    return match[1];
+  };
+  const dir = path.join(scenarios, "readme");
+  const cassettePath = path.join(dir, "cassettes", "weather", "weather--forecasts.json");
+  const name = "weather forecasts";
+
+  beforeAll(() => {
+    expect(start).toBeGreaterThan(0);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "server.mjs"), block("// server.mjs"));
+    fs.writeFileSync(path.join(dir, "weather.test.ts"), block("// weather.test.ts"));
+  });
+
+  it("records on the first run, where the README says", async () => {
+    const run = await vitest(dir, "weather.test.ts", {});
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+    expect(fs.readFileSync(cassettePath, "utf8")).toContain("Sunny in Oslo");
+  });
+
+  it("replays under CI=true with the server gone", async () => {
+    fs.renameSync(path.join(dir, "server.mjs"), path.join(dir, "server.mjs.gone"));
+    const run = await vitest(dir, "weather.test.ts", { CI: "true" });
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+  });
+
+  it("fails with the miss report shown in the README when the city changes", async () => {
+    const test = path.join(dir, "weather.test.ts");
+    fs.writeFileSync(test, fs.readFileSync(test, "utf8").replace('city: "Oslo" }', 'city: "Bergen" }'));
+    const run = await vitest(dir, "weather.test.ts", { CI: "true" });
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toContain(" FAIL  weather.test.ts > weather > forecasts");
+    const shown = section.slice(section.indexOf("```text\n") + 8, section.indexOf("```", section.indexOf("```text\n") + 8));
+    // Each line the README shows (but its elisions) is in Vitest's output.
+    for (const line of shown.split("\n")) {
+      for (const part of line.split("…").map((p) => p.trim()).filter((p) => p.length > 0)) {
+        expect(run.output, `README line: ${line}`).toContain(part);
+      }
+    }
+  });
+});
