@@ -234,6 +234,18 @@ describe("the CLI shim (node_modules/.bin/mcpcassette)", () => {
     expect(replay.stderr).toContain("no-such-cassette.json");
   });
 
+  it("passes an exit status and a death by signal through (MCPCASSETTE_BIN)", () => {
+    const script = (name: string, body: string) => {
+      const file = path.join(tmp, name);
+      fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+      return file;
+    };
+    const seven = spawnSync(shim, ["x"], { env: { ...process.env, MCPCASSETTE_BIN: script("exit7.sh", 'echo "$@"; exit 7') }, encoding: "utf8" });
+    expect([seven.status, seven.stdout]).toEqual([7, "x\n"]);
+    const killed = spawnSync(shim, [], { env: { ...process.env, MCPCASSETTE_BIN: script("selfkill.sh", "kill -TERM $$") } });
+    expect([killed.status, killed.signal]).toEqual([null, "SIGTERM"]);
+  });
+
   it("passes SIGTERM on: the binary stops cleanly and writes its report", async () => {
     const recorded = path.join(tmp, "core", "echo.json");
     expect(fs.existsSync(recorded)).toBe(true);
