@@ -129,6 +129,8 @@ export interface Report {
   mode: ResolvedMode;
   /** `false` while it runs. */
   finished: boolean;
+  /** The run's process id (in the report written at its start). */
+  pid?: number;
   /** 0 ok, 1 a miss (or unused with --fail-on-unused), 2 an error. */
   exit_code?: number;
   /** A recording. */
@@ -154,10 +156,9 @@ export function readReport(path: string, options?: { timeoutMs?: number; interva
 /**
  * Waits for the final report of a run whose client should be closing. If
  * the run is still going after `graceMs` (default 1000; the client was not
- * closed, e.g. the test threw first), stops it (only a child of this
- * process started with this report path: its stdin is ended, as the SDK's
- * close() does, then SIGTERM if need be) and waits up to
- * `timeoutMs` (default 5000) for its report.
+ * closed, e.g. the test threw first), stops it with SIGTERM (the process
+ * the report names in `pid`) and waits up to `timeoutMs` (default 5000)
+ * for its report.
  */
 export function finishRun(
   reportPath: string,

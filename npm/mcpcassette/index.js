@@ -3,7 +3,7 @@
 //
 // Plain ESM, no dependencies, no build step; the types are in index.d.ts.
 
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -311,52 +311,11 @@ export async function readReport(reportPath, options = {}) {
 }
 
 /**
- * The pids of this process's children started with `reportPath` among
- * their arguments: the `mcpcassette run` a transport started for it.
- */
-function runsWithReport(reportPath) {
-  const found = [];
-  if (process.platform === "linux") {
-    let entries = [];
-    try {
-      entries = fs.readdirSync("/proc");
-    } catch {
-      return found;
-    }
-    for (const entry of entries) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        if (ppid !== process.pid) continue;
-        const args = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-        if (args.includes(reportPath)) found.push(Number(entry));
-      } catch {
-        // gone meanwhile, or not ours to read
-      }
-    }
-    return found;
-  }
-  if (process.platform === "win32") return found;
-  try {
-    const out = execFileSync("ps", ["-A", "-o", "pid=,ppid=,args="], { encoding: "utf8" });
-    for (const line of out.split("\n")) {
-      const match = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
-      if (match && Number(match[2]) === process.pid && match[3].includes(reportPath)) found.push(Number(match[1]));
-    }
-  } catch {
-    // no ps
-  }
-  return found;
-}
-
-/**
  * Waits for the final report of a run whose client should be closing; if
  * the run is still going after `graceMs` (default 1000: the client was
- * not closed, say because the test threw first), stops it (only a child
- * of this process started with this report path: its stdin is ended, as
- * the SDK's close() does, then SIGTERM), so that it writes its report,
- * and waits up to `timeoutMs` (default 5000) more.
+ * not closed, say because the test threw first), stops it with SIGTERM
+ * (the process the report names in `pid`), so that it writes its
+ * report, and waits up to `timeoutMs` (default 5000) more.
  * Resolves to the report (`null` when the run never started) and whether
  * it had to be stopped.
  */
@@ -364,26 +323,12 @@ export async function finishRun(reportPath, options = {}) {
   const timeoutMs = options.timeoutMs ?? 5000;
   const report = await readReport(reportPath, { timeoutMs: options.graceMs ?? 1000 });
   if (!report || report.finished) return { report, stopped: false };
-  // First as the SDK's close() does: end its stdin (a stdio replay or
-  // recording ends on EOF), when the child is found among this thread's
-  // handles; then SIGTERM.
+  // The client never closed it: stop it as the SDK's close() would. A
+  // run ends on SIGTERM as on EOF, and writes its report first.
   let stopped = false;
-  for (const child of childrenWithReport(reportPath)) {
+  if (Number.isInteger(report.pid)) {
     try {
-      child.stdin?.end();
-      stopped = true;
-    } catch {
-      // closed already
-    }
-  }
-  if (stopped) {
-    const final = await readReport(reportPath, { timeoutMs });
-    if (final?.finished) return { report: final, stopped };
-  }
-  const pids = runsWithReport(reportPath);
-  for (const pid of pids) {
-    try {
-      process.kill(pid, "SIGTERM");
+      process.kill(report.pid, "SIGTERM");
       stopped = true;
     } catch {
       // already gone
@@ -391,18 +336,6 @@ export async function finishRun(reportPath, options = {}) {
   }
   const final = await readReport(reportPath, { timeoutMs });
   return { report: final, stopped };
-}
-
-/** The ChildProcess objects of this thread started with `reportPath` among their arguments. */
-function childrenWithReport(reportPath) {
-  if (typeof process._getActiveHandles !== "function") return [];
-  try {
-    return process
-      ._getActiveHandles()
-      .filter((h) => h?.constructor?.name === "ChildProcess" && Array.isArray(h.spawnargs) && h.spawnargs.includes(reportPath));
-  } catch {
-    return [];
-  }
 }
 
 function oneLine(message) {

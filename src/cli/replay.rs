@@ -157,17 +157,20 @@ pub fn serve_stdio(engine: &std::sync::Arc<Engine>, pace: Pace) -> anyhow::Resul
             signal(SignalKind::terminate())?,
         )
     };
-    runtime
-        .block_on(async {
-            let config = StdioConfig::stdout(pace);
-            let (stdin, stdout) = process_stdio();
-            tokio::select! {
-                served = serve_with(engine.clone(), stdin, stdout, config) => served,
-                _ = interrupt.recv() => Ok(stopped(engine)),
-                _ = terminate.recv() => Ok(stopped(engine)),
-            }
-        })
-        .context("replay I/O failed")
+    let served = runtime.block_on(async {
+        let config = StdioConfig::stdout(pace);
+        let (stdin, stdout) = process_stdio();
+        tokio::select! {
+            served = serve_with(engine.clone(), stdin, stdout, config) => served,
+            _ = interrupt.recv() => Ok(stopped(engine)),
+            _ = terminate.recv() => Ok(stopped(engine)),
+        }
+    });
+    // A stdin that is not a pipe (a socket, as Node spawns children; a
+    // terminal) is read on a blocking thread, whose read never returns
+    // while the client keeps it open: do not wait for it.
+    runtime.shutdown_background();
+    served.context("replay I/O failed")
 }
 
 /// The summary of a replay stopped by a signal.

@@ -16,7 +16,8 @@ use mcpcassette::redact::{self, Redactor};
 use mcpcassette::replay::{Engine, Summary};
 use serde_json::{Value, json};
 
-/// Says that a run has started (and so that a final report will follow).
+/// Says that a run has started (and so that a final report will follow),
+/// and which process to stop when its client never closes it.
 pub fn started(
     path: &Path,
     cassette: &Path,
@@ -25,7 +26,7 @@ pub fn started(
 ) -> anyhow::Result<()> {
     write(
         path,
-        json!({"cassette": cassette, "mode": mode, "finished": false}),
+        json!({"cassette": cassette, "mode": mode, "finished": false, "pid": std::process::id()}),
         redactor,
     )
 }

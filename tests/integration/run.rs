@@ -392,6 +392,7 @@ fn the_report_says_a_run_started_and_how_a_replay_stopped_by_a_signal_ended() {
     let started: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(started["finished"], false, "{started}");
+    assert_eq!(started["pid"], peer.pid(), "{started}");
 
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(peer.pid() as i32),
@@ -438,4 +439,50 @@ fn the_report_of_a_run_that_failed_names_the_error() {
         done["error"].as_str().unwrap().contains("no such cassette"),
         "{done}"
     );
+}
+
+/// Node spawns children with a socket, not a pipe, for stdin: a replay
+/// stopped by a signal while that socket is still open must end too.
+#[test]
+fn a_replay_whose_stdin_is_an_open_socket_ends_on_sigterm() {
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let cassette = Path::new(env!("CARGO_MANIFEST_DIR")).join("cassettes/demo-legacy.json");
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let child = mcpcassette()
+        .args(["replay", "--report"])
+        .arg(&report)
+        .arg(&cassette)
+        .stdin(std::process::Stdio::from(OwnedFd::from(
+            theirs.try_clone().unwrap(),
+        )))
+        .stdout(std::process::Stdio::from(OwnedFd::from(theirs)))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until it serves: a ping is answered.
+    use std::io::{BufRead, Write};
+    (&ours)
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(&ours).read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let child = std::sync::Mutex::new(child);
+    crate::support::process::eventually("replay to exit on SIGTERM", || {
+        child.lock().unwrap().try_wait().unwrap().is_some()
+    });
+    assert_eq!(child.lock().unwrap().wait().unwrap().code(), Some(0));
+    let done: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(done["finished"], true, "{done}");
+    drop(ours);
 }

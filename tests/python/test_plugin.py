@@ -161,3 +161,32 @@ def test_a_cassette_replay_cannot_read_fails_the_test_with_the_error(project):
     result = run(project, "-k", "test_mcp_stdio")
     result.assert_outcomes(failed=1, deselected=3)
     result.stdout.fnmatch_lines(["*mcpcassette run failed: *test_mcp_stdio.json:*"])
+
+
+def test_a_server_its_client_never_closed_is_stopped_and_its_miss_fails_the_teardown(project, monkeypatch):
+    project.makepyfile(
+        test_open="""
+        import json
+        import os
+        import subprocess
+
+        def test_leaves_it_open(mcp_cassette):
+            server = mcp_cassette.stdio(os.environ["DEMO_SERVER"])
+            process = subprocess.Popen([server.command, *server.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            for message in (
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": os.environ.get("MESSAGE", "hello")}}},
+            ):
+                process.stdin.write(json.dumps(message).encode() + b"\\n")
+                process.stdin.flush()
+                process.stdout.readline()
+            # The test ends with the server still running: stdin open.
+        """
+    )
+    run(project, "test_open.py").assert_outcomes(passed=1)
+    monkeypatch.setenv("MESSAGE", "changed")
+    result = run(project, "test_open.py", "--mcp-record-mode=none")
+    result.assert_outcomes(passed=1, errors=1)
+    output = result.stdout.str()
+    assert "ERROR at teardown of test_leaves_it_open" in output, output
+    assert "no recorded interaction matches this request" in output, output

@@ -192,23 +192,27 @@ class Cassette:
             for s in self._started
         )
 
-    def outcomes(self, timeout: float = 5.0) -> list[Outcome]:
+    def outcomes(self, timeout: float = 5.0, stop: bool = False) -> list[Outcome]:
         """Each started server's outcome, waiting up to ``timeout`` seconds
-        for those still running."""
-        deadline = time.monotonic() + timeout
+        for those still running; with ``stop``, one still running then
+        (its client never closed it) is stopped with SIGTERM, which makes
+        it write its report, and waited for as long again."""
         out = []
         for started in self._started:
-            report = _read(started.report)
-            while report is not None and not report.get("finished") and time.monotonic() < deadline:
-                time.sleep(0.02)
-                report = _read(started.report)
+            report = _wait(started.report, timeout)
+            if stop and report is not None and not report.get("finished") and report.get("pid"):
+                try:
+                    os.kill(int(report["pid"]), signal.SIGTERM)
+                except (OSError, ValueError):
+                    pass
+                report = _wait(started.report, timeout)
             out.append(Outcome(self.path, report, self._problems(report)))
         return out
 
-    def failure(self, timeout: float = 5.0) -> Optional[str]:
+    def failure(self, timeout: float = 5.0, stop: bool = False) -> Optional[str]:
         """The text a failing test shows, or ``None`` when every server the
-        test started ended well."""
-        problems = [p for o in self.outcomes(timeout) for p in o.problems]
+        test started ended well (see :meth:`outcomes` for ``stop``)."""
+        problems = [p for o in self.outcomes(timeout, stop) for p in o.problems]
         if not problems:
             return None
         head = f"mcpcassette: cassette {self.path} (mode {self.mode}"
@@ -278,6 +282,17 @@ class Cassette:
         if not problems:
             problems.append(f"mcpcassette run exited {code}")
         return problems
+
+
+def _wait(path: Path, timeout: float) -> Optional[dict]:
+    """The report at ``path`` once finished, or as it is after ``timeout``
+    seconds (``None``: the server never started)."""
+    deadline = time.monotonic() + timeout
+    report = _read(path)
+    while report is not None and not report.get("finished") and time.monotonic() < deadline:
+        time.sleep(0.02)
+        report = _read(path)
+    return report
 
 
 def _read(path: Path) -> Optional[dict]:

@@ -86,7 +86,7 @@ def mcp_cassette(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     # another fixture) have ended now: their outcome fails the teardown.
     cassette.stop_http()
     if request.node.stash.get(_DEFERRED, False):
-        failure = cassette.failure(timeout=5.0)
+        failure = cassette.failure(timeout=5.0, stop=True)
         if failure:
             pytest.fail(failure + _PYTEST_FIXES, pytrace=False)
 
