@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpcassette::matching::{self, Answer, Matcher};
+use mcpcassette::matching::{Answer, Matcher};
 use mcpcassette::json;
 use serde_json::{Value, json};
 
@@ -25,9 +25,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(params) = json::parse_message(rest) else {
         return;
     };
-    let canonical = matching::canonical_json(&params);
+    let canonical = mcpcassette::json::canonical_json(&params);
     let again: Value = json::parse_message(canonical.as_bytes()).expect("canonical JSON parses");
-    assert_eq!(matching::canonical_json(&again), canonical);
+    assert_eq!(mcpcassette::json::canonical_json(&again), canonical);
 
     let method = METHODS[usize::from(pick) % METHODS.len()];
     let recorded = mcpcassette::fuzzing::shipped_cassette();
@@ -39,8 +39,8 @@ fuzz_target!(|data: &[u8]| {
         let recorded_params = interaction.client.message().get("params");
         let normalize = |p: Option<&Value>| recorded.rules.normalize(method, p).into_owned();
         assert_eq!(
-            matching::canonical_json(&normalize(recorded_params)),
-            matching::canonical_json(&normalize(request.get("params")))
+            mcpcassette::json::canonical_json(&normalize(recorded_params)),
+            mcpcassette::json::canonical_json(&normalize(request.get("params")))
         );
     }
 });

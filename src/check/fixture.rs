@@ -13,7 +13,7 @@ use super::findings::{Code, Finding};
 use super::messages::push_violations;
 use super::{CheckConfig, Lines};
 use crate::fixture::{self, Fixture, FixtureCase, FixtureError};
-use crate::matching::is_subset;
+use crate::json::is_subset;
 use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation};
 
 /// Every finding for a document that [`fixture::is_fixture`], lines filled

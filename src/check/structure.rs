@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::findings::{Code, Finding};
 use crate::cassette::{self, Cassette};
-use crate::matching::{self, MessageKind};
+use crate::matching::MessageKind;
 use crate::protocol::Era;
 
 /// Interactions identical to an earlier one: same request (under the
@@ -38,7 +38,7 @@ fn without_id(response: Option<&Value>) -> String {
     if let Some(object) = response.as_object_mut() {
         object.remove("id");
     }
-    matching::canonical_json(&response)
+    crate::json::canonical_json(&response)
 }
 
 /// Requests were recorded but the server answered none of them: a
@@ -123,7 +123,7 @@ pub fn cases(cassette: &Cassette, version: Option<&str>, findings: &mut Vec<Find
         };
         if let Some(i) = cases[..j].iter().position(|earlier| {
             earlier.method == case.method
-                && (earlier.when.is_null() || matching::is_subset(&earlier.when, when))
+                && (earlier.when.is_null() || crate::json::is_subset(&earlier.when, when))
         }) {
             findings.push(Finding::new(
                 Code::UnreachableCase,

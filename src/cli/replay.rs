@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mcpcassette::cassette::{self, Cassette, Transport};
-use mcpcassette::matching::{Rules, Selector};
+use mcpcassette::json::Selector;
+use mcpcassette::matching::Rules;
 use mcpcassette::redact;
 use mcpcassette::replay::http::{HttpReplayConfig, Pace, SessionMode, serve_http};
 use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, serve_with};

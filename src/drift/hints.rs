@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::normalize::NormalizeRule;
-use crate::matching::Selector;
+use crate::json::Selector;
 use crate::redact::RegexText;
 
 /// One suggested rule.

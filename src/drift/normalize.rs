@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::matching::Selector;
+use crate::json::Selector;
 use crate::redact::RegexText;
 
 /// One normalisation rule.

@@ -1,17 +1,24 @@
 //! Tools for the JSON every other module reads: one nesting limit for all
-//! of it, parsing that enforces it without risking the stack, and error
-//! messages in plain words.
+//! of it, parsing that enforces it without risking the stack, error
+//! messages in plain words, selectors (JSON pointers with wildcards),
+//! subset matching and the canonical form.
 //!
 //! This is the bottom layer: it imports nothing else from the crate.
 
+mod canonical;
 mod depth;
 mod locate;
 mod message;
+mod selector;
+mod subset;
 mod wire;
 
+pub use canonical::{canonical_json, write_canonical, write_object};
 pub use depth::{Nesting, TooDeep, nesting, position};
 pub use locate::Lines;
 pub use message::plain_error;
+pub use selector::{Selector, SelectorError};
+pub use subset::{Mismatch, first_mismatch, is_subset};
 pub use wire::{parse_message, readable_id};
 
 use serde::de::DeserializeOwned;

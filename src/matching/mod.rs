@@ -7,14 +7,10 @@
 
 mod matcher;
 mod rules;
-mod selector;
-mod subset;
 mod target;
 
 pub use matcher::{Answer, Matcher, OUT_OF_ORDER_METHODS, Refusal};
 pub use rules::{Case, OnExhausted, Rules, Strategy};
-pub use selector::{Selector, SelectorError};
-pub use subset::{Mismatch, first_mismatch, is_subset};
 pub use target::{Target, same_target};
 
 use std::fmt;
@@ -23,6 +19,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::cassette::Cassette;
+use crate::json;
 
 /// The SHA-256 of a message's canonical form.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,8 +52,8 @@ pub fn canonical(method: &str, params: Option<&Value>) -> String {
 pub fn canonical_params(params: Option<&Value>) -> String {
     let mut out = String::with_capacity(64);
     match params {
-        Some(Value::Object(map)) => write_object(&mut out, map, true),
-        Some(other) => write_canonical(&mut out, other),
+        Some(Value::Object(map)) => json::write_object(&mut out, map, Some("_meta")),
+        Some(other) => json::write_canonical(&mut out, other),
         None => out.push_str("{}"),
     }
     out
@@ -80,53 +77,10 @@ pub fn key_from_canonical(kind: MessageKind, method: &str, canonical_params: &st
     Key(hasher.finalize().into())
 }
 
-/// A value as compact JSON with object keys sorted at every level.
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::with_capacity(64);
-    write_canonical(&mut out, value);
-    out
-}
-
 /// The key of a whole JSON-RPC request or notification.
 pub fn key_of(kind: MessageKind, message: &Value) -> Key {
     let method = crate::jsonrpc::method(message).unwrap_or_default();
     key(kind, method, crate::jsonrpc::params(message))
-}
-
-fn write_canonical(out: &mut String, value: &Value) {
-    match value {
-        Value::Object(map) => write_object(out, map, false),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(out, item);
-            }
-            out.push(']');
-        }
-        // Strings, numbers, booleans and null print canonically already.
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-fn write_object(out: &mut String, map: &serde_json::Map<String, Value>, drop_meta: bool) {
-    let mut keys: Vec<&String> = map
-        .keys()
-        .filter(|k| !(drop_meta && *k == "_meta"))
-        .collect();
-    keys.sort_unstable();
-    out.push('{');
-    for (i, k) in keys.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&Value::from(k.as_str()).to_string());
-        out.push(':');
-        write_canonical(out, &map[k]);
-    }
-    out.push('}');
 }
 
 /// The recorded request most like a live one, for the unmatched-request

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{Key, MessageKind, Selector, canonical_json, key_from_canonical};
+use super::{Key, MessageKind, key_from_canonical};
+use crate::json::{Selector, canonical_json};
 
 /// How live requests are paired with recorded ones.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,7 +233,8 @@ impl Rules {
         let empty = json!({});
         let params = params.unwrap_or(&empty);
         self.cases.iter().enumerate().find(|(_, case)| {
-            case.method == method && (case.when.is_null() || super::is_subset(&case.when, params))
+            case.method == method
+                && (case.when.is_null() || crate::json::is_subset(&case.when, params))
         })
     }
 

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::call::{Call, listing};
 use super::server::MockServer;
-use crate::matching::is_subset;
+use crate::json::is_subset;
 
 impl MockServer {
     fn fail(&self, expectation: &str) -> ! {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::items::{Prompt, Resource, ResourceTemplate, Tool};
 use super::respond::Respond;
 use super::server::{Config, MockServer, Registry};
-use crate::matching::is_subset;
+use crate::json::is_subset;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
 
 /// The state a mock starts in unless [`MockBuilder::initial_state`] says

@@ -45,7 +45,7 @@ pub use names::{name_looks_secret, query_param_looks_secret};
 pub use rules::{RedactRule, RedactTarget, RegexText};
 pub use url::mask_url;
 
-use crate::matching::{Selector, SelectorError};
+use crate::json::{Selector, SelectorError};
 
 /// The placeholder for a masked value whose kind is not named.
 pub const MASK: &str = "[REDACTED]";

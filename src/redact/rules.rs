@@ -10,7 +10,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::RedactError;
-use crate::matching::Selector;
+use crate::json::Selector;
 
 /// One redaction rule: what to mask and the placeholder name to mask it
 /// with. JSON: `{"selector": "/params/arguments/api_key"}` or

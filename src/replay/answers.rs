@@ -56,7 +56,7 @@ impl AnswerMismatch {
         }
         let recorded = answer(recorded?);
         let live = answer(live);
-        if crate::matching::canonical_json(&recorded) == crate::matching::canonical_json(&live) {
+        if crate::json::canonical_json(&recorded) == crate::json::canonical_json(&live) {
             return None;
         }
         let (recorded, live) = (
@@ -119,7 +119,7 @@ fn answer(response: &Value) -> Value {
 fn diff(recorded: &Value, live: &Value) -> String {
     let pretty = |v: &Value| {
         let sorted: Value =
-            serde_json::from_str(&crate::matching::canonical_json(v)).unwrap_or(Value::Null);
+            serde_json::from_str(&crate::json::canonical_json(v)).unwrap_or(Value::Null);
         serde_json::to_string_pretty(&sorted).unwrap_or_default() + "\n"
     };
     similar::TextDiff::from_lines(&pretty(recorded), &pretty(live))

@@ -198,7 +198,7 @@ impl Miss {
                 shorten(&format!(
                     "{} {}",
                     c.method,
-                    matching::canonical_json(&c.params)
+                    crate::json::canonical_json(&c.params)
                 ))
             )
         });
@@ -304,7 +304,7 @@ fn closest(
     refusal: Refusal,
     rules: &Rules,
 ) -> Vec<Candidate> {
-    let live_text = matching::canonical_json(live);
+    let live_text = crate::json::canonical_json(live);
     // Ranked by what differs: the method, then the target (tool, prompt,
     // resource), then how similar the params are. Similarity costs the
     // most, so only the most alike by method and target are scored.
@@ -329,7 +329,7 @@ fn closest(
     // Stable: equally alike requests stay in recorded order.
     scored.sort_by_key(|s| std::cmp::Reverse((s.0.0, s.0.1)));
     for (score, _, recorded) in scored.iter_mut().take(SCORED) {
-        score.2 = similarity(&live_text, &matching::canonical_json(recorded));
+        score.2 = similarity(&live_text, &crate::json::canonical_json(recorded));
     }
     scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
     scored
@@ -435,7 +435,7 @@ fn rejection(
                 "{} {} differs (recorded {})",
                 target.kind,
                 target.field,
-                matching::canonical_json(recorded)
+                crate::json::canonical_json(recorded)
             ),
             Some(Difference::Params(pointer)) => format!("params differ at {pointer}"),
             _ => "same request, already answered".to_owned(),
@@ -482,7 +482,7 @@ fn escape(key: &str) -> String {
 fn diff(recorded_method: &str, recorded: &Value, live_method: &str, live: &Value) -> String {
     let show = |method: &str, params: &Value| {
         let sorted: Value =
-            serde_json::from_str(&matching::canonical_json(params)).unwrap_or(Value::Null);
+            serde_json::from_str(&crate::json::canonical_json(params)).unwrap_or(Value::Null);
         format!(
             "method: {method}\nparams: {}\n",
             serde_json::to_string_pretty(&sorted).unwrap_or_default()
@@ -523,7 +523,7 @@ fn first_lines(text: &str, n: usize) -> (&str, usize) {
 /// canonical JSON is larger than a report keeps, or nests so deep that the
 /// error reply carrying it would be deeper than a client reads.
 fn shortened(params: &Value) -> Option<Value> {
-    let text = matching::canonical_json(params);
+    let text = crate::json::canonical_json(params);
     if text.len() <= PARAMS_BUDGET && crate::json::depth_of(params) <= PARAMS_DEPTH {
         return None;
     }

@@ -94,7 +94,7 @@ impl TestKit {
                 Ok(result) => result,
                 Err(e) => panic!("{caller}: calling `{name}` with {arguments} failed: {e}"),
             };
-            if let Some(mismatch) = crate::matching::first_mismatch(&expected, &result) {
+            if let Some(mismatch) = crate::json::first_mismatch(&expected, &result) {
                 panic!(
                     "{caller}: `{name}` with {arguments} did not return what was expected (at `{}`: {})\nexpected (subset): {}\nreturned: {}",
                     mismatch.pointer,

@@ -101,8 +101,8 @@ fn find(pattern: &Value, value: &Value, pointer: &mut String) -> Option<Mismatch
         (p, v) => {
             let reason = format!(
                 "expected {}, found {}",
-                crate::json::kind_of(p),
-                crate::json::kind_of(v)
+                super::kind_of(p),
+                super::kind_of(v)
             );
             Some(mismatch(pointer, reason))
         }
