@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::Rules;
 use super::format::{
     Cassette, ClientMessage, Event, FORMAT_VERSION, HttpExchange, Interaction, ProtocolInfo,
     ServerIdentity, Transport,
 };
 use crate::jsonrpc::{self, Kind};
-use crate::matching::Rules;
 use crate::protocol::{self, Era};
 
 /// Which way a message travelled.

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::matching::Rules;
+use super::Rules;
 use crate::protocol::Era;
 
 /// The format version this build writes.

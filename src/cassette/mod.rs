@@ -3,6 +3,7 @@
 mod builder;
 mod error;
 mod format;
+mod rules;
 mod store;
 mod workdir;
 
@@ -13,6 +14,7 @@ pub use format::{
     Transport,
 };
 pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
+pub use rules::{Case, NormalizeRule, OnExhausted, Rules, Strategy};
 pub(crate) use store::to_pointer;
 pub use store::{
     Journal, Recovery, SkipReason, SkippedLine, journal_path, load, parse, parse_bytes, recover,

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::Rules;
 use super::builder::{Builder, Direction};
 use super::error::CassetteError;
 use super::format::{Cassette, FORMAT_VERSION, Transport};
-use crate::matching::Rules;
 
 /// The journal that sits beside a cassette while it is being recorded.
 pub fn journal_path(cassette: &Path) -> PathBuf {

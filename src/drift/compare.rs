@@ -6,10 +6,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::normalize::{NormalizeRule, apply_all};
+use super::normalize::apply_all;
 use super::{
     Counts, DriftReport, InteractionDrift, Normalized, NotificationCounts, Status, hints, tools,
 };
+use crate::cassette::NormalizeRule;
 use crate::cassette::{Cassette, Event, Interaction};
 
 /// Compares `recorded` with `live` (the same client messages, re-sent).

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::normalize::NormalizeRule;
+use crate::cassette::NormalizeRule;
 use crate::json::Selector;
 use crate::redact::RegexText;
 

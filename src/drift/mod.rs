@@ -28,8 +28,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::cassette::NormalizeRule;
 pub use assert::assert_verified;
-pub use normalize::NormalizeRule;
 pub use update::UpdateMode;
 pub use verify::{Target, Verification, VerifyConfig, verify};
 

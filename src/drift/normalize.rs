@@ -4,43 +4,9 @@
 //! sides. Rules are stored in the cassette's rules (`normalize`), and every
 //! replacement is counted so the report can say what was normalised.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::json::Selector;
-use crate::redact::RegexText;
-
-/// One normalisation rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NormalizeRule {
-    /// The values, rooted at each compared message (a response, a
-    /// notification, a server request).
-    pub selector: Selector,
-    /// Only the matches of this regex inside string values; absent: the
-    /// whole value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub regex: Option<RegexText>,
-    /// What stands in for the value or match.
-    pub replacement: String,
-}
-
-impl fmt::Display for NormalizeRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.regex {
-            Some(regex) => write!(
-                f,
-                "{} =~ /{}/ → {}",
-                self.selector.as_str(),
-                regex.as_str(),
-                self.replacement
-            ),
-            None => write!(f, "{} → {}", self.selector.as_str(), self.replacement),
-        }
-    }
-}
+use crate::cassette::NormalizeRule;
 
 impl NormalizeRule {
     /// Normalises `message` in place; returns how many values changed.

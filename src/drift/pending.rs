@@ -830,7 +830,7 @@ mod tests {
             era: Era::Legacy,
             version: Some("2025-06-18".into()),
         };
-        accepted.rules.strategy = crate::matching::Strategy::Sequential;
+        accepted.rules.strategy = crate::cassette::Strategy::Sequential;
         cassette::save(&path, &accepted).unwrap();
         write(&path, &cassette("b", vec![echo(1, "a", "A")]), None).unwrap();
         load(&path).accept_all().unwrap();

@@ -26,7 +26,7 @@
 use serde_json::Value;
 
 use super::compare::comparable;
-use super::normalize::NormalizeRule;
+use crate::cassette::NormalizeRule;
 use crate::cassette::{Cassette, Event, Interaction};
 
 /// Where one message of an interaction came from.

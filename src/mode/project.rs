@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{Mode, ModeError};
+use crate::cassette::{OnExhausted, Strategy};
 use crate::json::Selector;
-use crate::matching::{OnExhausted, Strategy};
 
 /// The file's name.
 pub const FILE_NAME: &str = "mcpcassette.toml";

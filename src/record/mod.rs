@@ -15,8 +15,8 @@ pub use watch::{Paired, Pairing, Watch};
 
 use std::path::Path;
 
+use crate::cassette::Rules;
 use crate::cassette::{self, Direction, Recovery};
-use crate::matching::Rules;
 use crate::redact::{RedactRule, Redactor};
 
 /// Sees every message that passes through a recording or a passthrough

@@ -25,8 +25,9 @@ use super::raw_ids::RawIds;
 use super::report::{self, Miss};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
+use crate::cassette::{Rules, Strategy};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::matching::{Answer, Matcher, Refusal, Rules, Strategy};
+use crate::matching::{Answer, Matcher, Refusal};
 use crate::protocol::{self, Era};
 use crate::redact::Redactor;
 

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::era::EraMismatch;
 use crate::cassette::Cassette;
-use crate::matching::{self, Refusal, Rules, Strategy};
+use crate::cassette::{Rules, Strategy};
+use crate::matching::{self, Refusal};
 
 /// JSON-RPC error code: no recorded interaction has this request's method
 /// and params. In the range MCP leaves to implementations (-32000..-32019).

@@ -1,7 +1,7 @@
 //! How many bytes written to a stream its reader has not read yet.
 //!
 //! Stdio replay uses this to hold a response back until the client has read
-//! the notifications written before it (see `crate::replay::StdioConfig`).
+//! the notifications written before it (replay's `StdioConfig` chooses it).
 //! The kernel can tell for the two kinds of stream that clients spawn
 //! servers with, and only on Linux:
 //!

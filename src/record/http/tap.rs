@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 
 use super::super::error::RecordError;
+use crate::cassette::Rules;
 use crate::cassette::{
     self, Builder, Direction, HttpEndpointBehaviour, HttpExchange, HttpSituation, Journal,
     Transport,
 };
 use crate::jsonrpc::{self, Kind};
-use crate::matching::Rules;
 use crate::record::Watch;
 use crate::redact::{MASK, Redactor};
 
