@@ -17,6 +17,7 @@ pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// Which generation of the protocol a session speaks.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Era {
@@ -25,6 +26,7 @@ pub enum Era {
     /// 2026-07-28 and later: stateless, `server/discover`, per-request `_meta`.
     Modern,
     /// No successful handshake was recorded.
+    #[cfg_attr(feature = "cli", value(skip))]
     Unknown,
 }
 

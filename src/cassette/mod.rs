@@ -14,7 +14,9 @@ pub use format::{
     Transport,
 };
 pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
-pub use rules::{Case, NormalizeRule, OnExhausted, Rules, Strategy};
+pub use rules::{
+    Case, KeyRule, KeyRuleError, NormalizeRule, OnExhausted, RuleOverrides, Rules, Strategy,
+};
 pub(crate) use store::to_pointer;
 pub use store::{
     Journal, Recovery, SkipReason, SkippedLine, journal_path, load, parse, parse_bytes, recover,

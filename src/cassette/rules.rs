@@ -14,6 +14,7 @@ use crate::json::Selector;
 use crate::redact::{RedactRule, RegexText};
 
 /// How live requests are paired with recorded ones.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
@@ -29,6 +30,7 @@ pub enum Strategy {
 }
 
 /// What happens when a request has used up its recorded answers.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnExhausted {
@@ -204,6 +206,132 @@ fn kebab<T: Serialize>(value: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
+}
+
+/// `--key METHOD=SELECTOR[,SELECTOR...]`: match `method` on these parts
+/// of its requests only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyRule {
+    /// The method.
+    pub method: String,
+    /// The parts that take part in matching.
+    pub selectors: Vec<Selector>,
+}
+
+/// Why a `--key` rule did not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyRuleError {
+    /// No `=` between the method and the selectors.
+    #[error("{0}: expected METHOD=SELECTOR[,SELECTOR...]")]
+    Shape(String),
+    /// A selector is not valid.
+    #[error("{rule}: {source}")]
+    Selector {
+        /// The rule as written.
+        rule: String,
+        /// What is wrong with the selector.
+        #[source]
+        source: crate::json::SelectorError,
+    },
+}
+
+impl std::str::FromStr for KeyRule {
+    type Err = KeyRuleError;
+
+    fn from_str(text: &str) -> Result<KeyRule, KeyRuleError> {
+        let Some((method, selectors)) = text.split_once('=') else {
+            return Err(KeyRuleError::Shape(text.to_owned()));
+        };
+        let selectors = selectors
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<Vec<Selector>, _>>()
+            .map_err(|source| KeyRuleError::Selector {
+                rule: text.to_owned(),
+                source,
+            })?;
+        Ok(KeyRule {
+            method: method.to_owned(),
+            selectors,
+        })
+    }
+}
+
+/// What the command line (or a project file) changes in a cassette's
+/// rules: each part given replaces or extends the stored one.
+#[derive(Debug, Clone, Default)]
+pub struct RuleOverrides {
+    /// Replaces the strategy.
+    pub strategy: Option<Strategy>,
+    /// Replaces what happens when answers run out.
+    pub on_exhausted: Option<OnExhausted>,
+    /// Added to the ignored parts.
+    pub ignore: Vec<Selector>,
+    /// Replace the key parts of their methods.
+    pub keys: Vec<KeyRule>,
+}
+
+impl Rules {
+    /// These rules with `overrides` applied.
+    pub fn with_overrides(mut self, overrides: &RuleOverrides) -> Rules {
+        if let Some(strategy) = overrides.strategy {
+            self.strategy = strategy;
+        }
+        if let Some(on_exhausted) = overrides.on_exhausted {
+            self.on_exhausted = on_exhausted;
+        }
+        self.ignore.extend(overrides.ignore.iter().cloned());
+        for key in &overrides.keys {
+            self.keys.insert(key.method.clone(), key.selectors.clone());
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_replace_the_strategy_and_extend_what_is_ignored() {
+        let stored = Rules {
+            ignore: vec!["/params/a".parse().unwrap()],
+            ..Rules::default()
+        };
+        let overrides = RuleOverrides {
+            strategy: Some(Strategy::Sequential),
+            on_exhausted: None,
+            ignore: vec!["/params/b".parse().unwrap()],
+            keys: vec![
+                "tools/call=/params/name,/params/arguments/q"
+                    .parse()
+                    .unwrap(),
+            ],
+        };
+        let rules = stored.with_overrides(&overrides);
+        assert_eq!(rules.strategy, Strategy::Sequential);
+        assert_eq!(rules.on_exhausted, OnExhausted::Error);
+        let ignored: Vec<&str> = rules.ignore.iter().map(Selector::as_str).collect();
+        assert_eq!(ignored, ["/params/a", "/params/b"]);
+        let keys: Vec<&str> = rules.keys["tools/call"]
+            .iter()
+            .map(Selector::as_str)
+            .collect();
+        assert_eq!(keys, ["/params/name", "/params/arguments/q"]);
+    }
+
+    #[test]
+    fn a_key_rule_without_a_method_or_with_a_bad_selector_is_refused() {
+        let shape = "tools/call".parse::<KeyRule>().unwrap_err();
+        assert_eq!(
+            shape.to_string(),
+            "tools/call: expected METHOD=SELECTOR[,SELECTOR...]"
+        );
+        assert!(matches!(
+            "tools/call=params".parse::<KeyRule>(),
+            Err(KeyRuleError::Selector { .. })
+        ));
+    }
 }
 
 /// One normalisation rule.

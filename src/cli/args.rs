@@ -4,6 +4,12 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use mcpcassette::cassette::{KeyRule, OnExhausted, Strategy};
+use mcpcassette::json::Selector;
+use mcpcassette::mode::Mode;
+use mcpcassette::protocol::Era;
+use mcpcassette::replay::Pace;
+use mcpcassette::replay::http::SessionMode;
 
 /// Record and replay Model Context Protocol (MCP) sessions.
 #[derive(Debug, Parser)]
@@ -195,8 +201,8 @@ pub struct ReplayArgs {
     /// Timing of server messages: as fast as possible, or as recorded (the
     /// delays between SSE events over HTTP; between notifications, server
     /// requests and the response over stdio).
-    #[arg(long, value_parser = ["fast", "recorded"], default_value = "fast")]
-    pub pace: String,
+    #[arg(long, value_enum, default_value_t = Pace::Fast)]
+    pub pace: Pace,
     /// How requests are matched.
     #[command(flatten)]
     pub matching: MatchArgs,
@@ -233,8 +239,8 @@ pub struct RunArgs {
     pub cassette: PathBuf,
     /// The record mode (default: MCPCASSETTE_MODE, an ancestor process's
     /// MCPCASSETTE_MODE, mcpcassette.toml's `mode`, then auto).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(mcpcassette::mode::Mode::NAMES))]
-    pub mode: Option<String>,
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
     /// Record (pass through to, or forward new episodes to) the Streamable
     /// HTTP server at this URL.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
@@ -264,19 +270,19 @@ pub struct MatchArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
     /// Pairing strategy.
-    #[arg(long, value_parser = ["keyed", "sequential", "strict"])]
-    pub strategy: Option<String>,
+    #[arg(long, value_enum)]
+    pub strategy: Option<Strategy>,
     /// What to do when a request's recorded answers run out.
-    #[arg(long, value_parser = ["error", "repeat-last"])]
-    pub on_exhausted: Option<String>,
+    #[arg(long, value_enum)]
+    pub on_exhausted: Option<OnExhausted>,
     /// Leave a part of requests out of matching (a JSON pointer with `*`
     /// and `**` wildcards, e.g. /params/arguments/timestamp); repeatable.
     #[arg(long, value_name = "SELECTOR")]
-    pub ignore: Vec<String>,
+    pub ignore: Vec<Selector>,
     /// Match a method on these parts only, e.g.
     /// tools/call=/params/name,/params/arguments; repeatable.
     #[arg(long, value_name = "METHOD=SELECTOR,...")]
-    pub key: Vec<String>,
+    pub key: Vec<KeyRule>,
     /// Write a JSON report of unmatched requests and unused interactions.
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
@@ -286,8 +292,8 @@ pub struct MatchArgs {
     /// Over HTTP: each client session (legacy: `initialize`; modern:
     /// `server/discover`) replays the cassette from the top (isolated), or
     /// all sessions draw from one set of answers (shared).
-    #[arg(long, value_parser = ["isolated", "shared"], default_value = "isolated")]
-    pub sessions: String,
+    #[arg(long, value_enum, default_value_t = SessionMode::Isolated)]
+    pub sessions: SessionMode,
 }
 
 /// `mcpcassette verify`.
@@ -391,8 +397,8 @@ pub struct StubArgs {
     pub url: Option<String>,
     /// The handshake: legacy (`initialize`, 2025-11-25) or modern
     /// (`server/discover` and per-request `_meta`, 2026-07-28).
-    #[arg(long, value_parser = ["legacy", "modern"], default_value = "legacy")]
-    pub era: String,
+    #[arg(long, value_enum, default_value_t = Era::Legacy)]
+    pub era: Era,
     /// Seconds to wait for each response.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub timeout: u64,

@@ -60,7 +60,7 @@ pub fn run_http(
     );
     let engine = engine(recorded, path, rules, upstream.clone());
     let http_config = HttpReplayConfig {
-        sessions: replay::session_mode(matching),
+        sessions: matching.sessions,
         ..HttpReplayConfig::new(listen)
     };
     let summary = replay::serve_http_engine(&engine, http_config)?;

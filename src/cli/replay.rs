@@ -4,14 +4,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use mcpcassette::cassette::{self, Cassette, Transport};
-use mcpcassette::json::Selector;
-use mcpcassette::matching::Rules;
+use mcpcassette::cassette::{self, Cassette, RuleOverrides, Rules, Transport};
 use mcpcassette::redact;
-use mcpcassette::replay::http::{HttpReplayConfig, Pace, SessionMode, serve_http};
+use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
 use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, serve_with};
 use mcpcassette::transport::stdio::process_stdio;
-use serde_json::json;
 
 use super::args::{MatchArgs, ReplayArgs};
 use super::exit;
@@ -19,7 +16,7 @@ use super::exit;
 /// Serves the cassette on stdin/stdout until the client disconnects.
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let cassette = open(&args.cassette)?;
-    let pace = pace(&args);
+    let pace = args.pace;
     match args.listen {
         Some(listen) => replay_http(
             cassette,
@@ -30,15 +27,6 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             pace,
         ),
         None => replay_paced(cassette, &args.cassette, "replay", &args.matching, pace),
-    }
-}
-
-/// `--pace` as given.
-fn pace(args: &ReplayArgs) -> Pace {
-    if args.pace == "recorded" {
-        Pace::Recorded
-    } else {
-        Pace::Fast
     }
 }
 
@@ -63,7 +51,7 @@ pub fn replay_http(
     let http_config = HttpReplayConfig {
         listen,
         pace,
-        sessions: session_mode(matching),
+        sessions: matching.sessions,
     };
     let summary = serve_http_engine(&engine, http_config)?;
     finish(&engine, &summary, matching)
@@ -89,14 +77,6 @@ pub fn serve_http_engine(
         )
     })??;
     Ok(summary)
-}
-
-/// `--sessions`: what a new HTTP client session sees of the cassette.
-pub fn session_mode(matching: &MatchArgs) -> SessionMode {
-    match matching.sessions.as_str() {
-        "shared" => SessionMode::Shared,
-        _ => SessionMode::Isolated,
-    }
 }
 
 /// Recovers an interrupted recording's journal, if any, and loads.
@@ -184,7 +164,7 @@ fn stopped(engine: &Engine) -> Summary {
 /// The cassette's rules with the command line's overrides: `--rules`
 /// replaces them, then each flag overrides its part.
 pub fn resolve_rules(stored: &Rules, args: &MatchArgs) -> anyhow::Result<Rules> {
-    let mut rules = match &args.rules {
+    let rules = match &args.rules {
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
@@ -193,25 +173,7 @@ pub fn resolve_rules(stored: &Rules, args: &MatchArgs) -> anyhow::Result<Rules> 
         }
         None => stored.clone(),
     };
-    if let Some(strategy) = &args.strategy {
-        rules.strategy = serde_json::from_value(json!(strategy))?;
-    }
-    if let Some(on_exhausted) = &args.on_exhausted {
-        rules.on_exhausted = serde_json::from_value(json!(on_exhausted))?;
-    }
-    for selector in &args.ignore {
-        rules.ignore.push(selector.parse::<Selector>()?);
-    }
-    for key in &args.key {
-        let Some((method, selectors)) = key.split_once('=') else {
-            bail!("--key {key}: expected METHOD=SELECTOR[,SELECTOR...]");
-        };
-        let selectors = selectors
-            .split(',')
-            .map(str::parse)
-            .collect::<Result<Vec<Selector>, _>>()?;
-        rules.keys.insert(method.to_owned(), selectors);
-    }
+    let rules = rules.with_overrides(&overrides(args));
     if let Err(problem) = rules.validate() {
         match &args.rules {
             Some(file) => bail!("{}: invalid rules: {problem}", file.display()),
@@ -219,6 +181,16 @@ pub fn resolve_rules(stored: &Rules, args: &MatchArgs) -> anyhow::Result<Rules> 
         }
     }
     Ok(rules)
+}
+
+/// What `--strategy`, `--on-exhausted`, `--ignore` and `--key` change.
+pub fn overrides(args: &MatchArgs) -> RuleOverrides {
+    RuleOverrides {
+        strategy: args.strategy,
+        on_exhausted: args.on_exhausted,
+        ignore: args.ignore.clone(),
+        keys: args.key.clone(),
+    }
 }
 
 /// Lists what went unused, writes the JSON report, picks the exit code.

@@ -23,13 +23,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let Some(report) = args.matching.report.clone() else {
         return resolve_and_run(args).map(|(code, _)| code);
     };
-    let (cassette, flag) = (args.cassette.clone(), args.mode.clone());
-    super::report::started(
-        &report,
-        &cassette,
-        flag.as_deref().unwrap_or("auto"),
-        &redactor,
-    )?;
+    let (cassette, flag) = (args.cassette.clone(), args.mode.unwrap_or(Mode::Auto));
+    super::report::started(&report, &cassette, &flag.to_string(), &redactor)?;
     match resolve_and_run(args) {
         Ok((code, Done::Recorded { cassette, mode })) => {
             super::report::recorded(&report, cassette.as_deref(), &mode, &redactor)?;
@@ -38,9 +33,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         // The replay wrote its own report.
         Ok((code, Done::Replayed)) => Ok(code),
         Err(error) => {
-            let mode = flag.as_deref().unwrap_or("auto");
             let text = super::describe(&error);
-            super::report::failed(&report, &cassette, mode, &text, &redactor)?;
+            super::report::failed(&report, &cassette, &flag.to_string(), &text, &redactor)?;
             Err(error)
         }
     }
@@ -70,10 +64,7 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
         }
         apply_defaults(project, &mut args.matching);
     }
-    let flag = args
-        .mode
-        .as_deref()
-        .map(|name| Mode::parse(name).expect("clap checked the mode name"));
+    let flag = args.mode;
     // The ancestors are only read when the command line does not decide.
     let ancestors = if flag.is_none() {
         ancestors::ancestors()
@@ -186,20 +177,9 @@ fn find_project(cwd: &Path, cassette: &Path) -> anyhow::Result<Option<Project>> 
 /// The project file's replay defaults, under what the command line says.
 fn apply_defaults(project: &Project, matching: &mut MatchArgs) {
     let defaults = &project.config.replay;
-    let name = |value: serde_json::Value| value.as_str().map(str::to_owned);
-    if matching.strategy.is_none() {
-        matching.strategy = defaults
-            .strategy
-            .and_then(|s| serde_json::to_value(s).ok())
-            .and_then(name);
-    }
-    if matching.on_exhausted.is_none() {
-        matching.on_exhausted = defaults
-            .on_exhausted
-            .and_then(|s| serde_json::to_value(s).ok())
-            .and_then(name);
-    }
-    let mut ignore: Vec<String> = defaults.ignore.iter().map(ToString::to_string).collect();
+    matching.strategy = matching.strategy.or(defaults.strategy);
+    matching.on_exhausted = matching.on_exhausted.or(defaults.on_exhausted);
+    let mut ignore = defaults.ignore.clone();
     ignore.append(&mut matching.ignore);
     matching.ignore = ignore;
     if defaults.fail_on_unused == Some(true) {

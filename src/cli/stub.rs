@@ -37,10 +37,7 @@ const LISTS: [(&str, &str, &str); 4] = [
 
 /// Exit 0 with the fixture written; errors exit 2.
 pub fn run(args: StubArgs) -> anyhow::Result<ExitCode> {
-    let era = match args.era.as_str() {
-        "modern" => Era::Modern,
-        _ => Era::Legacy,
-    };
+    let era = args.era;
     let (mut live, target): (Box<dyn Live>, String) = match (&args.url, args.command.is_empty()) {
         (Some(url), _) => {
             let shown = redact::mask_command(std::slice::from_ref(url)).join(" ");

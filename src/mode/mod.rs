@@ -51,6 +51,7 @@ pub enum ModeError {
 }
 
 /// What `mcpcassette run` does with the cassette and the server.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {

@@ -1,6 +1,7 @@
 //! The timing of replayed server messages.
 
 /// Whether replay keeps the recorded timing of server messages.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Pace {
     /// Every message as soon as it is ready.

@@ -90,6 +90,7 @@ impl HttpReplayConfig {
 /// client's session (clients running at the same time are not told apart).
 /// Legacy requests that name no live session, and every request to a
 /// legacy server that handed out none, share one replay state.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SessionMode {
     /// Each session starts from the top, as against a freshly started
