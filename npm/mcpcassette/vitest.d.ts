@@ -33,7 +33,7 @@ export const cassette: {
    * Starts mcpcassette over Streamable HTTP with this test's cassette; it
    * is stopped when the test finishes, which fails with the miss report.
    */
-  http(options: VitestHttpOptions): Promise<HttpHandle>;
+  http(options: VitestHttpOptions | string | URL): Promise<HttpHandle>;
   /** The path this test's next default cassette (or the cassette `name`) would have. */
   path(name?: string): string;
 };

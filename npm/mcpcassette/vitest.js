@@ -142,10 +142,13 @@ export const cassette = {
 
   /**
    * Starts mcpcassette over Streamable HTTP with this test's cassette (a
-   * recording proxy in front of `upstream`, or a replay); it is stopped
+   * recording proxy in front of `upstream`, or a replay; a URL alone is
+   * the upstream); it is stopped
    * when the test ends, and the test fails if the replay missed.
    */
   async http(given) {
+    // `cassette.http(url)`: the upstream alone, everything else by default.
+    if (typeof given === "string" || given instanceof URL) given = { upstream: String(given) };
     const { test, opts } = options("http", given);
     const ownReport = !opts.reportPath;
     let started;
