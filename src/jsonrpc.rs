@@ -34,18 +34,25 @@ pub enum Kind {
 /// Why a value is not a JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Invalid {
+    /// Not a JSON object.
     #[error("a JSON-RPC message must be a JSON object")]
     NotAnObject,
+    /// `jsonrpc` missing or not `"2.0"`.
     #[error("`jsonrpc` must be the string \"2.0\"")]
     BadVersion,
+    /// `method` not a string.
     #[error("`method` must be a string")]
     BadMethod,
+    /// `id` neither a string nor a number.
     #[error("`id` must be a string or a number")]
     BadId,
+    /// `params` neither an object nor an array.
     #[error("`params` must be an object or an array")]
     BadParams,
+    /// A response with both or neither of `result` and `error`.
     #[error("a response needs exactly one of `result` and `error`")]
     BadResponse,
+    /// Neither a request, a notification nor a response.
     #[error("the message has neither `method` nor `result`/`error`")]
     Unrecognised,
 }

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! mcpcassette: record and replay Model Context Protocol sessions.
 //!
 //! - [`record`] sits between a client and a real server, forwards every byte

@@ -255,18 +255,29 @@ pub enum Shape<'a> {
     SamplingContent,
     /// Text or blob resource contents.
     ResourceContents,
+    /// A prompt definition.
     Prompt,
+    /// One message of a prompt.
     PromptMessage,
+    /// One message of a sampling request.
     SamplingMessage,
+    /// A resource definition.
     Resource,
+    /// A resource template definition.
     ResourceTemplate,
+    /// One of the client's roots.
     Root,
     /// `clientInfo` / `serverInfo`.
     Implementation,
+    /// The client's capabilities.
     ClientCapabilities,
+    /// The server's capabilities.
     ServerCapabilities,
+    /// A sampling request's model preferences.
     ModelPreferences,
+    /// Content annotations (audience, priority, last modified).
     Annotations,
+    /// An icon of a tool, prompt, resource or implementation.
     Icon,
     /// One field of an elicitation form (`PrimitiveSchemaDefinition`).
     ElicitationField,

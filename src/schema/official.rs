@@ -34,24 +34,44 @@ pub struct OfficialSchema {
 /// Why an official schema cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum OfficialSchemaError {
+    /// The file cannot be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
+        /// The schema file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The file is not JSON.
     #[error("{} is not JSON: {source}", path.display())]
     Parse {
+        /// The schema file.
         path: PathBuf,
+        /// Where and why.
         #[source]
         source: serde_json::Error,
     },
+    /// The JSON is not an MCP schema.
     #[error("{} has neither `definitions` nor `$defs`: not an MCP schema.json", path.as_deref().map_or("the schema".into(), Path::to_string_lossy))]
-    NoDefinitions { path: Option<PathBuf> },
+    NoDefinitions {
+        /// The schema file, when it came from one.
+        path: Option<PathBuf>,
+    },
+    /// A definition the check asked for is not in the schema.
     #[error("the schema has no definition named `{definition}`")]
-    UnknownDefinition { definition: String },
+    UnknownDefinition {
+        /// Its name.
+        definition: String,
+    },
+    /// A definition does not compile as a JSON Schema.
     #[error("the schema's definition `{definition}` does not compile: {message}")]
-    Compile { definition: String, message: String },
+    Compile {
+        /// Its name.
+        definition: String,
+        /// What the compiler said.
+        message: String,
+    },
 }
 
 impl std::fmt::Debug for OfficialSchema {
