@@ -261,14 +261,16 @@ fn a_cassette_nested_too_deep_is_refused_alike_by_check_and_replay() {
 fn requests_sharing_an_id_are_recorded_and_replayed_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
-    let call = |message: &str| {
+    // The server takes 300 ms over each, so the second is sure to arrive
+    // while the first is still in flight (two quick echoes may not overlap).
+    let call = || {
         json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
-               "params": {"name": "echo", "arguments": {"message": message}}})
+               "params": {"name": "sleep", "arguments": {"ms": 300}}})
     };
     let mut peer = Peer::spawn(record_demo(&path));
     initialize_demo(&mut peer);
-    peer.send(&call("first"));
-    peer.send(&call("second"));
+    peer.send(&call());
+    peer.send(&call());
     let mut texts = vec![peer.recv(), peer.recv()];
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
@@ -277,14 +279,14 @@ fn requests_sharing_an_id_are_recorded_and_replayed_in_order() {
     let answered = recorded
         .interactions
         .iter()
-        .filter(|i| i.label() == "tools/call echo" && i.response.is_some())
+        .filter(|i| i.label() == "tools/call sleep" && i.response.is_some())
         .count();
     assert_eq!(answered, 2, "both requests keep their answers");
 
     let mut replayed = Peer::spawn(replay(&path));
     initialize_demo(&mut replayed);
-    replayed.send(&call("first"));
-    replayed.send(&call("second"));
+    replayed.send(&call());
+    replayed.send(&call());
     let mut again = vec![replayed.recv(), replayed.recv()];
     let (status, stderr) = replayed.finish();
     assert!(status.success(), "{stderr}");
