@@ -116,8 +116,15 @@ fn announce(addr: std::net::SocketAddr, endpoint: &str) {
 /// installed before `serve` starts, so a signal sent as soon as the URL is
 /// announced stops the server gracefully instead of killing it.
 fn until_signal<F: Future>(serve: impl FnOnce(Shutdown) -> F) -> anyhow::Result<F::Output> {
-    use tokio::signal::unix::{SignalKind, signal};
     let runtime = runtime()?;
+    let shutdown = on_signal(&runtime)?;
+    Ok(runtime.block_on(serve(shutdown)))
+}
+
+/// Resolves on SIGINT or SIGTERM; the handlers are installed on `runtime`
+/// now, before anything is served.
+fn on_signal(runtime: &tokio::runtime::Runtime) -> std::io::Result<Shutdown> {
+    use tokio::signal::unix::{SignalKind, signal};
     let (mut interrupt, mut terminate) = {
         let _context = runtime.enter();
         (
@@ -125,13 +132,12 @@ fn until_signal<F: Future>(serve: impl FnOnce(Shutdown) -> F) -> anyhow::Result<
             signal(SignalKind::terminate())?,
         )
     };
-    let shutdown: Shutdown = Box::pin(async move {
+    Ok(Box::pin(async move {
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
-    });
-    Ok(runtime.block_on(serve(shutdown)))
+    }))
 }
 
 /// Resolves when the server should stop.

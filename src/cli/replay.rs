@@ -126,25 +126,17 @@ fn replay_paced(
 /// signal (the TypeScript SDK's `close()`), and a test must still learn
 /// what missed.
 pub fn serve_stdio(engine: &std::sync::Arc<Engine>, pace: Pace) -> anyhow::Result<Summary> {
-    use tokio::signal::unix::{SignalKind, signal};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (mut interrupt, mut terminate) = {
-        let _context = runtime.enter();
-        (
-            signal(SignalKind::interrupt())?,
-            signal(SignalKind::terminate())?,
-        )
-    };
+    let shutdown = super::on_signal(&runtime)?;
     let served = runtime.block_on(async {
         let config = StdioConfig::stdout(pace);
         let (stdin, stdout) = process_stdio();
         tokio::select! {
             served = serve_with(engine.clone(), stdin, stdout, config) => served,
-            _ = interrupt.recv() => Ok(stopped(engine)),
-            _ = terminate.recv() => Ok(stopped(engine)),
+            () = shutdown => Ok(stopped(engine)),
         }
     });
     // A stdin that is not a pipe (a socket, as Node spawns children; a

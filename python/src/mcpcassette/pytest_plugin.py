@@ -119,15 +119,12 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     # HTTP servers are stopped now, so that their cassettes are written and
     # their reports final; stdio servers end when their client closes.
     cassette.stop_http()
+    # Give a client that is closing a moment (finished reports are read at
+    # once); what is still running is left to the fixture's teardown.
+    failure = cassette.failure(timeout=1.0)
     if cassette.unfinished():
-        # Give a client that is closing a moment, then leave the rest to
-        # the fixture's teardown.
-        failure = cassette.failure(timeout=1.0)
-        if failure is None or cassette.unfinished():
-            item.stash[_DEFERRED] = True
-            failure = None
-    else:
-        failure = cassette.failure(timeout=0.0)
+        item.stash[_DEFERRED] = True
+        failure = None
     if failure is None and raised is None and item.config.getoption("--mcp-verify"):
         failure = cassette.verify()
     if failure is not None:
