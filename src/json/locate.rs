@@ -104,8 +104,7 @@ impl Scanner<'_> {
                     }
                     self.at += 1;
                     let len = pointer.len();
-                    pointer.push('/');
-                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    super::push_key(pointer, &key);
                     let ok = self.value(pointer);
                     pointer.truncate(len);
                     if !ok {

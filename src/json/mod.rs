@@ -23,6 +23,19 @@ pub use wire::{parse_message, readable_id};
 
 use serde::de::DeserializeOwned;
 
+/// Appends `/key` to a JSON pointer, RFC 6901 escaped (`~` as `~0`, `/`
+/// as `~1`).
+pub fn push_key(pointer: &mut String, key: &str) {
+    pointer.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
 /// The deepest a JSON-RPC message may nest (objects and arrays), on the
 /// wire and in every file: a message that parses on the wire also loads
 /// from a cassette, a journal or a fixture, and `check` reads what replay

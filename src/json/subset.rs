@@ -3,6 +3,8 @@
 
 use serde_json::{Number, Value};
 
+use super::push_key;
+
 /// Whether `pattern` is a recursive subset of `value`: objects match when
 /// every key of the pattern is present in the value and matches (the value
 /// may carry extra keys); arrays match when they have the same length and
@@ -135,17 +137,6 @@ fn short(v: &Value) -> String {
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
-    }
-}
-
-fn push_key(pointer: &mut String, key: &str) {
-    pointer.push('/');
-    for c in key.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
     }
 }
 

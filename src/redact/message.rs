@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::{Masked, Redactor, placeholder, placeholder_ranges};
+use crate::json::push_key;
 
 /// Fields (relative to one message) that are never rewritten: replay and
 /// the client match on them, and none of them carries user data.
@@ -38,18 +39,6 @@ fn is_whole_placeholder(text: &str) -> bool {
     placeholder_ranges(text)
         .next()
         .is_some_and(|range| range == (0..text.len()))
-}
-
-/// Appends `/key`, RFC 6901 escaped.
-fn push_key(pointer: &mut String, key: &str) {
-    pointer.push('/');
-    for c in key.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
-    }
 }
 
 /// Where results go: the pointer prefix of the message within a batch.
