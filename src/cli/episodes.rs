@@ -127,7 +127,7 @@ fn conclude(
     engine: &Engine,
     summary: &mcpcassette::replay::Summary,
     matching: &MatchArgs,
-    failures: Option<(usize, String)>,
+    failures: Option<(usize, mcpcassette::replay::UpstreamFailure)>,
 ) -> anyhow::Result<ExitCode> {
     let code = replay::finish(engine, summary, matching)?;
     if let Some((failed, reason)) = failures {

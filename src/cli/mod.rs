@@ -63,15 +63,15 @@ pub fn main() -> ExitCode {
 }
 
 /// The error and its causes, `outer: cause: root`, each said once: many
-/// error types (ours, and `io::Error` wrappers elsewhere) already end
-/// their message with their source's, which anyhow's `{:#}` would repeat
-/// ("No such file or directory (os error 2): No such file or directory
-/// (os error 2)").
+/// error types (ours, and `io::Error` wrappers elsewhere) already say
+/// their source's message in their own, which anyhow's `{:#}` would
+/// repeat ("No such file or directory (os error 2): No such file or
+/// directory (os error 2)").
 fn describe(error: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in error.chain() {
         let part = cause.to_string();
-        if text.ends_with(&part) {
+        if text.contains(&part) {
             continue;
         }
         if !text.is_empty() {

@@ -6,10 +6,6 @@
 //! with the client's recorded answers to the same method, in order.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -17,48 +13,7 @@ use serde_json::{Value, json};
 use super::DriftError;
 use crate::cassette::{Builder, Cassette, Direction, Event, Interaction};
 use crate::jsonrpc::{self, Kind};
-
-/// A connection to a live server: send a message, receive the next one.
-pub trait Live {
-    /// Sends one message.
-    fn send(&mut self, message: &Value) -> Result<(), DriftError>;
-    /// The next message, or `None` when `timeout` passes first (or the
-    /// server has gone).
-    fn recv(&mut self, timeout: Duration) -> Result<Option<Value>, DriftError>;
-    /// Ends the session (closes stdin, ends the HTTP session).
-    fn close(&mut self);
-    /// Over HTTP, how many messages were POSTed so far: the number of the
-    /// last one, for [`http_answer`](Self::http_answer). `None` where
-    /// messages do not travel one per request (stdio).
-    fn sent(&self) -> Option<usize> {
-        None
-    }
-    /// The next message may be answered with an HTTP error (the recording
-    /// was): such an answer is compared, not a failure.
-    fn expect_http_error(&mut self) {}
-    /// The HTTP answer to POST number `sent`, waiting up to `wait` for its
-    /// status (and an error's body).
-    fn http_answer(&mut self, sent: usize, wait: Duration) -> Option<LiveAnswer> {
-        let _ = (sent, wait);
-        None
-    }
-}
-
-/// The HTTP status of the live answer to one POST, and its body when that
-/// is not a JSON-RPC answer to the request (an error page, a rejection).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveAnswer {
-    /// The HTTP status.
-    pub status: u16,
-    /// The body, kept as text, as a recording keeps it.
-    pub body: Option<String>,
-    /// Its media type.
-    pub content_type: Option<String>,
-    /// Whether it issued a session id.
-    pub issued_session: bool,
-    /// Whether the request carried one.
-    pub had_session: bool,
-}
+use crate::live::Live;
 
 /// How long to wait for the status of a POST's answer once its messages
 /// have come.
@@ -212,107 +167,6 @@ impl Answers {
                     "message": format!("mcpcassette verify: the recording has no answer to `{method}` here"),
                 },
             }),
-        }
-    }
-}
-
-/// A live stdio server: one process, one line per message.
-pub struct StdioLive {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Value>,
-}
-
-impl StdioLive {
-    /// Starts `command`; its stderr passes through to ours.
-    pub fn spawn(command: &[String]) -> Result<StdioLive, DriftError> {
-        Self::spawn_in(command, None)
-    }
-
-    /// Starts `command` in `dir` (default: ours).
-    pub fn spawn_in(command: &[String], dir: Option<&Path>) -> Result<StdioLive, DriftError> {
-        let (program, args) = command
-            .split_first()
-            .ok_or_else(|| DriftError::NoTarget("no server command given".into()))?;
-        let mut child = Command::new(program);
-        if let Some(dir) = dir {
-            child.current_dir(dir);
-        }
-        let mut child = child
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|source| DriftError::Spawn {
-                program: program.clone(),
-                source,
-            })?;
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(Value::Array(batch)) => batch.into_iter().for_each(|m| {
-                        let _ = tx.send(m);
-                    }),
-                    Ok(message) => {
-                        if tx.send(message).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => tracing::warn!("the live server wrote a line that is not JSON ({e})"),
-                }
-            }
-        });
-        Ok(StdioLive {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-        })
-    }
-}
-
-impl Live for StdioLive {
-    fn send(&mut self, message: &Value) -> Result<(), DriftError> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| DriftError::Live("stdin is closed".into()))?;
-        let mut line = serde_json::to_vec(message).expect("a Value serialises");
-        line.push(b'\n');
-        stdin
-            .write_all(&line)
-            .and_then(|()| stdin.flush())
-            .map_err(|e| DriftError::Live(format!("cannot write to the server: {e}")))
-    }
-
-    fn recv(&mut self, timeout: Duration) -> Result<Option<Value>, DriftError> {
-        match self.lines.recv_timeout(timeout) {
-            Ok(message) => Ok(Some(message)),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => Ok(None),
-        }
-    }
-
-    fn close(&mut self) {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for StdioLive {
-    fn drop(&mut self) {
-        if self.stdin.is_some() {
-            self.close();
         }
     }
 }

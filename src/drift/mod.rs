@@ -13,7 +13,6 @@ mod assert;
 pub mod compare;
 pub mod driver;
 pub mod hints;
-pub mod http_live;
 pub mod normalize;
 pub mod pending;
 pub mod render;
@@ -49,7 +48,7 @@ pub enum DriftError {
     },
     /// Talking to the live server failed.
     #[error("the live server: {0}")]
-    Live(String),
+    Live(#[source] crate::live::LiveError),
     /// No server to verify against: none given, and the recorded command
     /// was masked or the cassette was recorded over HTTP.
     #[error("{0}")]
@@ -65,6 +64,19 @@ pub enum DriftError {
     /// A redaction or normalisation rule is unusable.
     #[error("{0}")]
     Rules(String),
+}
+
+impl From<crate::live::LiveError> for DriftError {
+    /// A server that cannot start is said to be the live one, as verify
+    /// names it; every other failure is the live server's.
+    fn from(error: crate::live::LiveError) -> Self {
+        match error {
+            crate::live::LiveError::Spawn { program, source } => {
+                DriftError::Spawn { program, source }
+            }
+            other => DriftError::Live(other),
+        }
+    }
 }
 
 /// How one interaction compares.

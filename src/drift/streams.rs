@@ -10,7 +10,7 @@
 //! interleaving wherever that keeps the order within each stream: then
 //! comparing ([`super::compare`]) sees only what the protocol orders. The
 //! recording does not say which stream each message came on; the live
-//! session does ([`super::http_live::HttpLive::server_stream`]), and the
+//! session does ([`HttpLive::server_stream`](crate::live::HttpLive::server_stream)), and the
 //! recording is read as any interleaving of the live streams that fits.
 //!
 //! The GET stream is read across the session: a message on it may land

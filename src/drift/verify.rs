@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::driver::{DriveConfig, StdioLive, drive};
+use super::driver::{DriveConfig, drive};
 use super::{DriftError, DriftReport, UpdateMode, compare, pending, sessions, streams};
 use crate::cassette::{self, Cassette, Transport};
+use crate::live::{HttpLive, StdioLive};
 use crate::redact::Redactor;
 
 /// The live server to verify against.
@@ -100,19 +101,21 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         let mut server_stream = Vec::new();
         let mut live = match &target {
             Target::Url(url) => {
-                let mut live = super::http_live::HttpLive::connect(url, recorded.protocol.era)?;
+                let mut live = HttpLive::connect(url, recorded.protocol.era)?;
                 let observed = drive(session, &mut live, &drive_config)?;
                 server_stream = live.server_stream().to_vec();
                 observed
             }
-            Target::Command(command) => {
-                drive(session, &mut StdioLive::spawn(command)?, &drive_config)?
-            }
+            Target::Command(command) => drive(
+                session,
+                &mut StdioLive::spawn(command, None)?,
+                &drive_config,
+            )?,
             // A stdio recording's own command.
             Target::Recorded => {
                 let (command, dir) = recorded_command(&recorded, &config.cassette)?;
-                let mut live = StdioLive::spawn_in(&command, dir.as_deref())
-                    .map_err(|e| relative_hint(e, &recorded, &config.cassette))?;
+                let mut live = StdioLive::spawn(&command, dir.as_deref())
+                    .map_err(|e| relative_hint(e.into(), &recorded, &config.cassette))?;
                 drive(session, &mut live, &drive_config)?
             }
         };

@@ -5,17 +5,10 @@ use crate::cassette::CassetteError;
 /// Why a recording could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    /// No server command was given.
-    #[error("no server command given: put it after `--`")]
-    NoCommand,
-    /// The server could not be started.
-    #[error("cannot start server `{program}`: {source}")]
-    Spawn {
-        /// The program that failed to start.
-        program: String,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// The server could not be started, or the upstream cannot be reached
+    /// (no `tls` feature for an `https://` one, or no TLS set-up).
+    #[error(transparent)]
+    Live(#[from] crate::live::LiveError),
     /// Waiting for the server failed.
     #[error("lost track of the server process: {0}")]
     Wait(std::io::Error),
@@ -33,15 +26,6 @@ pub enum RecordError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The upstream is `https://` and this build has no `tls` feature.
-    #[error(
-        "https upstreams need the `tls` feature, which this build does not have: build mcpcassette with `--features tls`"
-    )]
-    TlsUpstream,
-    /// TLS for an `https://` upstream could not be set up (the `tls`
-    /// feature): the trusted roots, or the file `MCPCASSETTE_CA_FILE` names.
-    #[error("cannot set up TLS for the upstream: {0}")]
-    Tls(String),
     /// The HTTP recorder could not listen where it was told to.
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -9,7 +9,6 @@ mod watch;
 
 pub use error::RecordError;
 pub use http::{HttpRecordConfig, HttpRecordOutcome, record_http};
-pub(crate) use http::{UpstreamClient, client_for};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
 pub use watch::{Paired, Pairing, Watch};
 

@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
@@ -65,7 +65,6 @@ pub struct RecordOutcome {
 /// writes the cassette when the server exits. SIGINT and SIGTERM are passed
 /// on to the server; the cassette is written after it exits.
 pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError> {
-    let (program, args) = config.command.split_first().ok_or(RecordError::NoCommand)?;
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
     let transport = match std::env::current_dir() {
@@ -86,16 +85,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         None => None,
     };
 
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|source| RecordError::Spawn {
-            program: program.clone(),
-            source,
-        })?;
+    let mut child = crate::live::spawn(&config.command, None)?;
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
 

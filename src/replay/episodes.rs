@@ -41,18 +41,18 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 use super::engine::Sink;
 use super::session_traffic::SessionScript;
-use super::upstream::{Forwarding, Upstream};
+use super::upstream::{Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Cassette, Direction, Event, Interaction, Transport};
 use crate::jsonrpc::{self, Kind};
+use crate::live::{self, LiveError, handshake};
 use crate::protocol::{self, Era};
-use crate::record::RecordError;
 use crate::redact;
 
 /// The error code of requests the live server could not answer because it
@@ -61,9 +61,6 @@ pub const UPSTREAM_FAILED: i64 = -32003;
 
 /// JSON-RPC's internal error, for server requests no client can answer.
 const INTERNAL_ERROR: i64 = -32603;
-
-/// The version asked for when the client's own `initialize` is unknown.
-const FALLBACK_VERSION: &str = "2025-11-25";
 
 /// How long the server has to answer our `initialize`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -78,7 +75,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The outcome of starting the server: the reason it failed, if it did.
-type Started = Result<(), String>;
+type Started = Result<(), UpstreamFailure>;
 
 /// An [`Upstream`] that starts the recorded server on the first request the
 /// cassette cannot answer and records what it says.
@@ -128,7 +125,7 @@ struct State {
     /// server messages go there.
     events: Option<mpsc::UnboundedSender<Vec<u8>>>,
     /// Why requests can no longer be forwarded.
-    failure: Option<String>,
+    failure: Option<UpstreamFailure>,
     /// From the start of the server until the first request is forwarded:
     /// what the server sends then belongs to the session.
     handshaking: bool,
@@ -249,11 +246,11 @@ impl NewEpisodes {
 
     /// How many requests could not be forwarded (answered with
     /// [`UPSTREAM_FAILED`]), and why the first failure happened.
-    pub fn failures(&self) -> Option<(usize, String)> {
+    pub fn failures(&self) -> Option<(usize, UpstreamFailure)> {
         let failed = self.inner.failed.load(Ordering::SeqCst);
         (failed > 0).then(|| {
-            let reason = self.inner.state().failure.clone().unwrap_or_default();
-            (failed, reason)
+            let reason = self.inner.state().failure.clone();
+            (failed, reason.unwrap_or(UpstreamFailure::Unexpected))
         })
     }
 
@@ -265,8 +262,8 @@ impl NewEpisodes {
     ///
     /// # Errors
     ///
-    /// [`RecordError::Wait`] when the server cannot be waited for or killed.
-    pub async fn finish(&self) -> Result<Vec<Interaction>, RecordError> {
+    /// [`LiveError::Wait`] when the server cannot be waited for or killed.
+    pub async fn finish(&self) -> Result<Vec<Interaction>, LiveError> {
         if !self.started() {
             return Ok(Vec::new());
         }
@@ -274,9 +271,7 @@ impl NewEpisodes {
             let mut state = self.inner.state();
             // Dropping the only sender ends the writer, which closes stdin.
             state.to_server = None;
-            state
-                .failure
-                .get_or_insert_with(|| "the replay session is over".to_owned());
+            state.failure.get_or_insert(UpstreamFailure::SessionOver);
             state.reader.take()
         };
         let child = self.inner.child.lock().await.take();
@@ -284,14 +279,14 @@ impl NewEpisodes {
         if let Some(mut child) = child {
             match timeout(STOP_TIMEOUT, child.wait()).await {
                 Ok(Ok(_)) => {}
-                Ok(Err(e)) => outcome = Err(RecordError::Wait(e)),
+                Ok(Err(e)) => outcome = Err(LiveError::Wait(e)),
                 Err(_) => {
                     tracing::warn!(
                         "the server for new episodes did not exit within {} s of its stdin closing; killing it",
                         STOP_TIMEOUT.as_secs()
                     );
                     if let Err(e) = child.kill().await {
-                        outcome = Err(RecordError::Wait(e));
+                        outcome = Err(LiveError::Wait(e));
                     }
                 }
             }
@@ -424,7 +419,7 @@ impl Inner {
         let _ = done.await;
     }
 
-    async fn ensure_started(self: &Arc<Self>, first: &Value) -> Result<(), String> {
+    async fn ensure_started(self: &Arc<Self>, first: &Value) -> Started {
         let mut outcome = {
             let mut start = lock(&self.start);
             start
@@ -443,11 +438,11 @@ impl Inner {
         let outcome = outcome.wait_for(Option::is_some).await;
         match outcome.as_deref() {
             Ok(Some(result)) => result.clone(),
-            _ => Err("starting it failed unexpectedly".to_owned()),
+            _ => Err(UpstreamFailure::Unexpected),
         }
     }
 
-    async fn start_server(self: &Arc<Self>, first: &Value) -> Result<(), String> {
+    async fn start_server(self: &Arc<Self>, first: &Value) -> Started {
         let outcome = self.spawn_and_initialise(first).await;
         if let Err(reason) = &outcome {
             tracing::warn!("the server for new episodes failed: {reason}");
@@ -456,28 +451,9 @@ impl Inner {
         outcome
     }
 
-    async fn spawn_and_initialise(self: &Arc<Self>, first: &Value) -> Result<(), String> {
-        let Some((program, args)) = self.command.split_first() else {
-            return Err(RecordError::NoCommand.to_string());
-        };
-        let mut child = Command::new(program);
-        if let Some(dir) = &self.dir {
-            child.current_dir(dir);
-        }
-        let mut child = child
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| {
-                RecordError::Spawn {
-                    program: program.clone(),
-                    source,
-                }
-                .to_string()
-            })?;
+    async fn spawn_and_initialise(self: &Arc<Self>, first: &Value) -> Started {
+        let mut child = live::spawn_async(&self.command, self.dir.as_deref())?;
+        let program = redact::mask_command(&self.command[..1]).join(" ");
         tracing::info!("started `{program}` for new episodes");
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -537,10 +513,10 @@ impl Inner {
 
     /// The legacy handshake, with the client's `initialize` under an id of
     /// ours; nothing of it is recorded.
-    async fn initialise(&self) -> Result<(), String> {
-        let initialize = lock(&self.initialize)
-            .clone()
-            .unwrap_or_else(fallback_initialize);
+    async fn initialise(&self) -> Started {
+        let initialize = lock(&self.initialize).clone().unwrap_or_else(|| {
+            handshake::initialize(json!(0), handshake::client_info("mcpcassette"))
+        });
         let (answer, answered) = oneshot::channel();
         {
             let mut state = self.state();
@@ -552,21 +528,17 @@ impl Inner {
             Ok(Ok(response)) => response,
             Ok(Err(_)) => {
                 let failure = self.state().failure.clone();
-                return Err(failure.unwrap_or_else(|| "it stopped during the handshake".into()));
+                return Err(failure.unwrap_or(UpstreamFailure::StoppedInHandshake));
             }
             Err(_) => {
                 self.state().handshake = None;
-                return Err(format!(
-                    "it did not answer `initialize` within {} s",
-                    HANDSHAKE_TIMEOUT.as_secs()
-                ));
+                return Err(UpstreamFailure::HandshakeTimeout(HANDSHAKE_TIMEOUT));
             }
         };
         if let Some(error) = response.get("error") {
-            return Err(format!("it answered `initialize` with an error: {error}"));
+            return Err(UpstreamFailure::InitializeRejected(error.clone()));
         }
-        self.state()
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        self.state().send(&handshake::initialized());
         Ok(())
     }
 
@@ -603,21 +575,21 @@ impl Inner {
     }
 
     /// Why the server's stdout closed.
-    async fn exit_reason(&self) -> String {
+    async fn exit_reason(&self) -> UpstreamFailure {
         let mut child = self.child.lock().await;
         let Some(child) = child.as_mut() else {
-            return "the server was stopped".into();
+            return UpstreamFailure::Stopped;
         };
         match timeout(EXIT_STATUS_TIMEOUT, child.wait()).await {
-            Ok(Ok(status)) => format!("the server exited ({status})"),
-            Ok(Err(e)) => format!("the server closed its stdout and cannot be waited for: {e}"),
-            Err(_) => "the server closed its stdout".into(),
+            Ok(Ok(status)) => UpstreamFailure::Exited(status),
+            Ok(Err(e)) => UpstreamFailure::Unwaitable(Arc::new(e)),
+            Err(_) => UpstreamFailure::StdoutClosed,
         }
     }
 
     /// The server is gone: everything waiting for it is answered with an
     /// error, and later requests will be too.
-    fn fail_all(&self, reason: String) {
+    fn fail_all(&self, reason: UpstreamFailure) {
         let mut state = self.state();
         let reason = state.failure.get_or_insert(reason).clone();
         // Dropping the waiter fails a handshake in progress.
@@ -635,7 +607,7 @@ impl Inner {
     }
 
     /// Answers a request the server cannot with [`UPSTREAM_FAILED`].
-    fn respond_failure(&self, sink: &Sink, id: Value, reason: &str) {
+    fn respond_failure(&self, sink: &Sink, id: Value, reason: &UpstreamFailure) {
         self.failed.fetch_add(1, Ordering::SeqCst);
         answer_upstream_failed(sink, id, reason);
     }
@@ -851,22 +823,9 @@ async fn read_lines(inner: Weak<Inner>, stdout: ChildStdout) {
 }
 
 /// The `initialize` sent when the client's is unknown.
-fn fallback_initialize() -> Value {
-    json!({
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": FALLBACK_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "mcpcassette", "version": env!("CARGO_PKG_VERSION")},
-        },
-    })
-}
-
 /// Answers the request `id` with [`UPSTREAM_FAILED`], saying why the live
 /// server (of either transport) could not answer it.
-pub(super) fn answer_upstream_failed(sink: &Sink, id: Value, reason: &str) {
+pub(super) fn answer_upstream_failed(sink: &Sink, id: Value, reason: &UpstreamFailure) {
     let message = format!("mcpcassette: the server for new episodes failed: {reason}");
     let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
     let _ = sink.responses.send(encode(&error));
@@ -894,30 +853,10 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use super::*;
     use crate::cassette::Event;
-    use std::path::PathBuf;
-    use std::sync::OnceLock;
 
     const PATIENCE: Duration = Duration::from_secs(10);
 
-    /// The example server, built if the test runner did not build it.
-    fn demo_server() -> String {
-        static PATH: OnceLock<PathBuf> = OnceLock::new();
-        PATH.get_or_init(|| {
-            let exe = std::env::current_exe().unwrap();
-            let profile_dir = exe.parent().unwrap().parent().unwrap();
-            let path = profile_dir.join("examples").join("demo_server");
-            if !path.exists() {
-                let status = std::process::Command::new(env!("CARGO"))
-                    .args(["build", "--examples"])
-                    .status()
-                    .unwrap();
-                assert!(status.success(), "building the examples failed");
-            }
-            path
-        })
-        .to_string_lossy()
-        .into_owned()
-    }
+    use crate::live::testing::demo_server;
 
     fn channel() -> (Sink, mpsc::UnboundedReceiver<Vec<u8>>) {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -989,7 +928,7 @@ mod tests {
         assert!(upstream.started());
         let (_, response) = until_response(&mut rx, json!(7)).await;
         assert_eq!(response["result"]["content"][0]["text"], "echo: hi");
-        assert_eq!(upstream.failures(), None);
+        assert!(upstream.failures().is_none());
 
         let interactions = finish(&upstream).await;
         assert_eq!(interactions.len(), 1, "{interactions:#?}");
@@ -1111,6 +1050,7 @@ mod tests {
             assert_upstream_failed(&response, json!(id), "cannot start server");
         }
         let (failed, reason) = upstream.failures().expect("failures are counted");
+        let reason = reason.to_string();
         assert_eq!(failed, 2);
         assert!(reason.contains("cannot start server"), "{reason}");
         assert!(!upstream.started());

@@ -3,7 +3,7 @@
 //! what it says is recorded so that it can be appended to the cassette.
 //!
 //! The live side is the HTTP client `verify --url` uses
-//! ([`HttpLive`](crate::drift::http_live::HttpLive): sessions, protocol
+//! ([`HttpLive`](crate::live::HttpLive): sessions, protocol
 //! headers of both eras, JSON and SSE answers), driven from a blocking
 //! thread, one forwarded request at a time. Ids are handled as in
 //! [`NewEpisodes`](super::NewEpisodes): forwarded requests carry
@@ -23,11 +23,10 @@ use serde_json::{Value, json};
 
 use super::engine::Sink;
 use super::episodes::{answer_upstream_failed, encode, lock, with_id};
-use super::upstream::{Forwarding, Upstream};
+use super::upstream::{Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Direction, Interaction, Transport};
-use crate::drift::driver::Live;
-use crate::drift::http_live::HttpLive;
 use crate::jsonrpc::{self, Kind};
+use crate::live::{HttpLive, Live, handshake};
 use crate::protocol::Era;
 
 /// How long the server has to answer one forwarded request.
@@ -57,7 +56,7 @@ struct State {
     builder: Option<Builder>,
     next_id: u64,
     /// Why requests can no longer be forwarded.
-    failure: Option<String>,
+    failure: Option<UpstreamFailure>,
     /// Server requests relayed to the client: our id → the server's id.
     relayed: HashMap<String, Value>,
     /// The client's answers, on their way to the forwarding that waits.
@@ -88,13 +87,11 @@ impl HttpEpisodes {
     }
 
     /// How many requests could not be forwarded, and why the first failed.
-    pub fn failures(&self) -> Option<(usize, String)> {
+    pub fn failures(&self) -> Option<(usize, UpstreamFailure)> {
         let failed = self.inner.failed.load(Ordering::SeqCst);
         (failed > 0).then(|| {
-            (
-                failed,
-                lock(&self.inner.state).failure.clone().unwrap_or_default(),
-            )
+            let reason = lock(&self.inner.state).failure.clone();
+            (failed, reason.unwrap_or(UpstreamFailure::Unexpected))
         })
     }
 
@@ -160,7 +157,7 @@ impl Inner {
         };
         let mut live = lock(&self.live);
         if let Some(reason) = lock(&self.state).failure.clone() {
-            return self.fail(&sink, live_id, &reason);
+            return self.fail(&sink, live_id, reason);
         }
         if live.is_none() {
             match self.open() {
@@ -168,7 +165,7 @@ impl Inner {
                 Err(reason) => {
                     lock(&self.state).failure.get_or_insert(reason.clone());
                     tracing::warn!("the server for new episodes failed: {reason}");
-                    return self.fail(&sink, live_id, &reason);
+                    return self.fail(&sink, live_id, reason);
                 }
             }
         }
@@ -181,7 +178,7 @@ impl Inner {
             Value::String(format!("mcpcassette-upstream-{}", state.take_id()))
         };
         if let Err(e) = live.send(&with_id(request, proxy_id.clone())) {
-            return self.fail(&sink, live_id, &e.to_string());
+            return self.fail(&sink, live_id, e.into());
         }
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         loop {
@@ -191,17 +188,16 @@ impl Inner {
                 }
             }
             if self.gone.load(Ordering::SeqCst) {
-                let reason = "the client went away before the server answered";
-                return self.fail(&sink, live_id, reason);
+                return self.fail(&sink, live_id, UpstreamFailure::ClientGone);
             }
             if Instant::now() >= deadline {
-                let reason = format!("it did not answer within {} s", ANSWER_TIMEOUT.as_secs());
-                return self.fail(&sink, live_id, &reason);
+                let reason = UpstreamFailure::AnswerTimeout(ANSWER_TIMEOUT);
+                return self.fail(&sink, live_id, reason);
             }
             let message = match live.recv(POLL) {
                 Ok(Some(message)) => message,
                 Ok(None) => continue,
-                Err(e) => return self.fail(&sink, live_id, &e.to_string()),
+                Err(e) => return self.fail(&sink, live_id, e.into()),
             };
             let mut state = lock(&self.state);
             match jsonrpc::classify(&message) {
@@ -234,52 +230,46 @@ impl Inner {
     }
 
     /// Connects, and in the legacy era initialises the session.
-    fn open(&self) -> Result<HttpLive, String> {
-        let mut live = HttpLive::connect(&self.url, self.era).map_err(|e| e.to_string())?;
+    fn open(&self) -> Result<HttpLive, UpstreamFailure> {
+        let mut live = HttpLive::connect(&self.url, self.era)?;
         let initialize = lock(&self.initialize).clone();
         if self.era == Era::Modern || (self.era == Era::Unknown && initialize.is_none()) {
             return Ok(live);
         }
         let initialize = initialize.unwrap_or_else(|| {
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "mcpcassette", "version": env!("CARGO_PKG_VERSION")},
-            }})
+            handshake::initialize(json!(0), handshake::client_info("mcpcassette"))
         });
         let id = Value::String(format!(
             "mcpcassette-upstream-{}",
             lock(&self.state).take_id()
         ));
-        live.send(&with_id(initialize, id.clone()))
-            .map_err(|e| e.to_string())?;
+        live.send(&with_id(initialize, id.clone()))?;
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match live.recv(left).map_err(|e| e.to_string())? {
+            match live.recv(left)? {
                 Some(message)
                     if jsonrpc::id(&message) == Some(&id) || jsonrpc::is_rejection(&message) =>
                 {
                     if let Some(error) = message.get("error") {
-                        return Err(format!("it answered `initialize` with an error: {error}"));
+                        return Err(UpstreamFailure::InitializeRejected(error.clone()));
                     }
                     break;
                 }
                 Some(_) => {}
-                None => return Err("it did not answer `initialize`".to_owned()),
+                None => return Err(UpstreamFailure::NoInitializeAnswer),
             }
         }
-        live.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .map_err(|e| e.to_string())?;
+        live.send(&handshake::initialized())?;
         Ok(live)
     }
 
-    fn fail(&self, sink: &Sink, id: Value, reason: &str) {
+    fn fail(&self, sink: &Sink, id: Value, reason: UpstreamFailure) {
         self.failed.fetch_add(1, Ordering::SeqCst);
         lock(&self.state)
             .failure
-            .get_or_insert_with(|| reason.to_owned());
-        answer_upstream_failed(sink, id, reason);
+            .get_or_insert_with(|| reason.clone());
+        answer_upstream_failed(sink, id, &reason);
     }
 }
 

@@ -22,7 +22,7 @@ pub use pace::Pace;
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
 pub use session_traffic::{SessionScript, file_into as file_session_traffic};
 pub use stdio::{Drain, StdioConfig, serve, serve_with};
-pub use upstream::{Forwarding, Upstream};
+pub use upstream::{Forwarding, Upstream, UpstreamFailure};
 
 /// For `crate::fuzzing`: a line's ids noted, then restored into `reply`.
 #[cfg(fuzzing)]

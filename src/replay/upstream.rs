@@ -3,10 +3,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::engine::Sink;
+use crate::live::LiveError;
 
 /// A boxed future, as the trait returns it.
 pub type Forwarding = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -45,4 +48,56 @@ pub trait Upstream: Send + Sync + 'static {
     /// The client has gone (its input closed, or the HTTP server stopped):
     /// forwardings still waiting should end, so serving can finish.
     fn client_gone(&self) {}
+}
+
+/// Why the live server for new episodes cannot answer (any more). The
+/// first failure is kept and said in the error of every request it fails,
+/// so it is cheap to clone.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UpstreamFailure {
+    /// It could not be started or reached, or talking to it failed.
+    #[error("{0}")]
+    Live(#[source] Arc<LiveError>),
+    /// It went away before answering `initialize`.
+    #[error("it stopped during the handshake")]
+    StoppedInHandshake,
+    /// It did not answer `initialize` in time.
+    #[error("it did not answer `initialize` within {} s", .0.as_secs())]
+    HandshakeTimeout(Duration),
+    /// Its HTTP answers ended without the `initialize` response.
+    #[error("it did not answer `initialize`")]
+    NoInitializeAnswer,
+    /// It answered `initialize` with an error.
+    #[error("it answered `initialize` with an error: {0}")]
+    InitializeRejected(Value),
+    /// It exited.
+    #[error("the server exited ({0})")]
+    Exited(std::process::ExitStatus),
+    /// It closed its stdout and cannot be waited for.
+    #[error("the server closed its stdout and cannot be waited for: {0}")]
+    Unwaitable(#[source] Arc<std::io::Error>),
+    /// It closed its stdout (and is still running).
+    #[error("the server closed its stdout")]
+    StdoutClosed,
+    /// The client went away while a forwarded request was waiting.
+    #[error("the client went away before the server answered")]
+    ClientGone,
+    /// A forwarded request was not answered in time.
+    #[error("it did not answer within {} s", .0.as_secs())]
+    AnswerTimeout(Duration),
+    /// It was stopped by us.
+    #[error("the server was stopped")]
+    Stopped,
+    /// The replay session ended.
+    #[error("the replay session is over")]
+    SessionOver,
+    /// Starting it ended in a way it never should (a task panicked).
+    #[error("starting it failed unexpectedly")]
+    Unexpected,
+}
+
+impl From<LiveError> for UpstreamFailure {
+    fn from(error: LiveError) -> Self {
+        UpstreamFailure::Live(Arc::new(error))
+    }
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcpcassette::check::{self, CheckConfig, Code, FileReport, Severity};
-use mcpcassette::drift::driver::{Live, StdioLive};
 use mcpcassette::fixture::{self, Fixture, ItemKind, RpcError};
+use mcpcassette::live::{Live, StdioLive};
 use serde_json::{Value, json};
 
 use crate::support::{self, mcpcassette};
@@ -379,7 +379,7 @@ impl Session {
     /// `initialize` result.
     fn start(command: &[String]) -> (Session, Value) {
         let mut session = Session {
-            live: StdioLive::spawn(command).unwrap(),
+            live: StdioLive::spawn(command, None).unwrap(),
             next_id: 0,
         };
         let init = session.request(

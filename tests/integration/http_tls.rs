@@ -433,9 +433,8 @@ async fn verify_reaches_an_https_server_trusted_through_the_ca_file() {
     let recorded = cassette::load(&path).unwrap();
     let url = upstream.url();
     let live = tokio::task::spawn_blocking(move || {
-        let mut live =
-            mcpcassette::drift::http_live::HttpLive::connect(&url, recorded.protocol.era)
-                .expect("https is supported with the tls feature");
+        let mut live = mcpcassette::live::HttpLive::connect(&url, recorded.protocol.era)
+            .expect("https is supported with the tls feature");
         let observed = mcpcassette::drift::driver::drive(
             &recorded,
             &mut live,

@@ -6,7 +6,7 @@
 use mcpcassette::cassette::{self, Cassette};
 use mcpcassette::drift::compare;
 use mcpcassette::drift::driver::{DriveConfig, drive};
-use mcpcassette::drift::http_live::HttpLive;
+use mcpcassette::live::HttpLive;
 use mcpcassette::protocol::Era;
 use rmcp::model::{
     CallToolRequestParams, GetPromptRequestParams, ProtocolVersion, ReadResourceRequestParams,

@@ -55,8 +55,6 @@
 mod proxy;
 mod tap;
 mod tee;
-#[cfg(feature = "tls")]
-mod tls;
 mod upstream;
 
 use std::future::Future;
@@ -75,7 +73,6 @@ use super::Observer;
 use super::error::RecordError;
 use crate::cassette::{HttpEndpointBehaviour, Recovery, Transport};
 use proxy::Proxy;
-pub(crate) use proxy::UpstreamClient;
 use tap::Tap;
 use upstream::Upstream;
 
@@ -129,14 +126,6 @@ impl HttpRecordOutcome {
     }
 }
 
-/// An HTTP client for the MCP endpoint at `url`, as the recorder reaches
-/// its upstream: `https://` with the `tls` feature (trusting the system's
-/// roots and `MCPCASSETTE_CA_FILE`), plain TCP otherwise. Must be called
-/// within a tokio runtime.
-pub(crate) fn client_for(url: &str) -> Result<UpstreamClient, RecordError> {
-    proxy::client(&Upstream::parse(url)?)
-}
-
 /// Runs the reverse proxy until `shutdown` resolves, then writes the
 /// cassette. `ready` gets the bound address once the proxy accepts
 /// connections.
@@ -146,7 +135,7 @@ pub async fn record_http(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<HttpRecordOutcome, RecordError> {
     let mut upstream = Upstream::parse(&config.upstream)?;
-    let client = proxy::client(&upstream)?;
+    let client = crate::live::http_client(upstream.is_https())?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| RecordError::Bind {

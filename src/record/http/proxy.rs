@@ -14,12 +14,8 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
 use super::super::Observer;
-use super::super::error::RecordError;
 use super::tap::{Opened, Tap};
 use super::tee::{Announcement, BoxError, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
@@ -29,15 +25,8 @@ use crate::transport::http::{self as http_transport, SessionLookup, error_chain,
 /// The body of every response the proxy sends.
 pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
-/// How the proxy reaches the upstream: plain TCP; with the `tls` feature,
-/// TLS for an `https://` upstream (and still plain TCP for `http://`).
-#[cfg(not(feature = "tls"))]
-pub(crate) type Connector = HttpConnector;
-#[cfg(feature = "tls")]
-pub(crate) type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
-
 /// The client that forwards requests to the upstream.
-pub(crate) type UpstreamClient = Client<Connector, Full<Bytes>>;
+type UpstreamClient = crate::live::HttpClient;
 
 /// The session header of Streamable HTTP.
 const SESSION: &str = http_transport::SESSION_ID;
@@ -108,17 +97,6 @@ struct Sent {
     started: Instant,
     /// `http://host:port` as the client reached the proxy.
     origin: String,
-}
-
-/// The client for `upstream`. Fails only when TLS cannot be set up.
-pub(super) fn client(upstream: &Upstream) -> Result<UpstreamClient, RecordError> {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    #[cfg(feature = "tls")]
-    let connector = super::tls::connector(connector, upstream.is_https())?;
-    #[cfg(not(feature = "tls"))]
-    let _ = upstream;
-    Ok(Client::builder(TokioExecutor::new()).build(connector))
 }
 
 impl Proxy {

@@ -36,7 +36,9 @@ impl Upstream {
             #[cfg(feature = "tls")]
             Some(scheme) if *scheme == Scheme::HTTPS => Scheme::HTTPS,
             #[cfg(not(feature = "tls"))]
-            Some(scheme) if *scheme == Scheme::HTTPS => return Err(RecordError::TlsUpstream),
+            Some(scheme) if *scheme == Scheme::HTTPS => {
+                return Err(crate::live::LiveError::TlsUnsupported.into());
+            }
             _ => return Err(bad("only http:// and https:// URLs are supported")),
         };
         let authority = uri.authority().cloned().ok_or_else(|| bad("no host"))?;
@@ -50,7 +52,6 @@ impl Upstream {
     }
 
     /// Whether the upstream is `https://`.
-    #[cfg(feature = "tls")]
     pub(super) fn is_https(&self) -> bool {
         self.scheme == Scheme::HTTPS
     }
@@ -201,7 +202,7 @@ mod tests {
         #[cfg(not(feature = "tls"))]
         assert!(matches!(
             Upstream::parse("https://h/mcp"),
-            Err(RecordError::TlsUpstream)
+            Err(RecordError::Live(crate::live::LiveError::TlsUnsupported))
         ));
         assert!(matches!(
             Upstream::parse("ftp://h/mcp"),

@@ -16,10 +16,10 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use rustls::{ClientConfig, RootCertStore};
 
-use super::super::error::RecordError;
+use super::LiveError;
 
 /// The environment variable naming a PEM file of extra trusted roots.
-pub(super) const CA_FILE_VAR: &str = "MCPCASSETTE_CA_FILE";
+const CA_FILE_VAR: &str = "MCPCASSETTE_CA_FILE";
 
 /// A connector for both `http://` and `https://` upstreams, over `http`.
 /// `https` says whether the upstream is `https://`: only then is a trust
@@ -27,14 +27,14 @@ pub(super) const CA_FILE_VAR: &str = "MCPCASSETTE_CA_FILE";
 pub(super) fn connector(
     mut http: HttpConnector,
     https: bool,
-) -> Result<HttpsConnector<HttpConnector>, RecordError> {
+) -> Result<HttpsConnector<HttpConnector>, LiveError> {
     // The HTTP connector must let `https://` URIs through to the TLS layer.
     http.enforce_http(false);
     let roots = roots(https)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| RecordError::Tls(e.to_string()))?
+        .map_err(LiveError::TlsConfig)?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(HttpsConnectorBuilder::new()
@@ -45,7 +45,7 @@ pub(super) fn connector(
 }
 
 /// The system's roots and those of `MCPCASSETTE_CA_FILE`.
-fn roots(https: bool) -> Result<RootCertStore, RecordError> {
+fn roots(https: bool) -> Result<RootCertStore, LiveError> {
     let mut roots = RootCertStore::empty();
     let native = rustls_native_certs::load_native_certs();
     for error in &native.errors {
@@ -57,9 +57,7 @@ fn roots(https: bool) -> Result<RootCertStore, RecordError> {
     if let Some(path) = std::env::var_os(CA_FILE_VAR).filter(|value| !value.is_empty()) {
         let path = PathBuf::from(path);
         for cert in ca_file(&path)? {
-            roots
-                .add(cert)
-                .map_err(|e| ca_file_error(&path, &e.to_string()))?;
+            roots.add(cert).map_err(|e| ca_file_error(&path, e))?;
         }
     }
     if https && roots.is_empty() {
@@ -68,18 +66,16 @@ fn roots(https: bool) -> Result<RootCertStore, RecordError> {
             .first()
             .map(|e| format!(" ({e})"))
             .unwrap_or_default();
-        return Err(RecordError::Tls(format!(
-            "no trusted root certificates: the system has none{why}; name a PEM file of them in {CA_FILE_VAR}"
-        )));
+        return Err(LiveError::NoRoots { why });
     }
     Ok(roots)
 }
 
 /// The certificates in the PEM file at `path`; at least one.
-fn ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, RecordError> {
+fn ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, LiveError> {
     let certs = CertificateDer::pem_file_iter(path)
         .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-        .map_err(|e| ca_file_error(path, &e.to_string()))?;
+        .map_err(|e| ca_file_error(path, e))?;
     if certs.is_empty() {
         return Err(ca_file_error(
             path,
@@ -89,8 +85,15 @@ fn ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, RecordError> {
     Ok(certs)
 }
 
-fn ca_file_error(path: &Path, reason: &str) -> RecordError {
-    RecordError::Tls(format!("{CA_FILE_VAR}={}: {reason}", path.display()))
+fn ca_file_error(
+    path: &Path,
+    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> LiveError {
+    LiveError::CaFile {
+        var: CA_FILE_VAR,
+        path: path.to_owned(),
+        source: source.into(),
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! A live Streamable HTTP server, for `verify --url`: each client message is
+//! A live Streamable HTTP server (`verify --url`, `new-episodes` over
+//! HTTP, `stub --url`): each client message is
 //! POSTed to the endpoint, and what comes back (a JSON body, or the events
 //! of an SSE stream as they arrive) is handed to the driver in order.
 //!
@@ -8,7 +9,7 @@
 //!   opens the server's own stream (a 405 or any other refusal is fine),
 //!   answered before the next POST goes out;
 //!   what comes on it is noted ([`HttpLive::server_stream`]), since the
-//!   protocol orders it only among itself (see [`super::streams`]).
+//!   protocol orders it only among itself.
 //!   [`Live::close`] DELETEs the session.
 //! - Modern era (2026-07-28), and any message that declares a version in
 //!   `params._meta`: `MCP-Protocol-Version` (the declared version),
@@ -54,13 +55,10 @@ use sse_stream::SseStream;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::DriftError;
-use super::driver::{Live, LiveAnswer};
+use super::{HttpClient, Live, LiveAnswer, LiveError};
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::{self, Era, MODERN_VERSION};
-use crate::transport::http::{
-    MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID, error_chain, header_text,
-};
+use crate::transport::http::{MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID, header_text};
 
 /// The `Accept` every POST carries.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -76,9 +74,6 @@ const EXCERPT_CHARS: usize = 200;
 const GET_OPEN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long `close` waits for the DELETE that ends a session.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The recorder's upstream client: TLS with the `tls` feature.
-type HttpClient = crate::record::UpstreamClient;
 
 /// A live Streamable HTTP server at one URL.
 pub struct HttpLive {
@@ -161,36 +156,35 @@ enum Heard {
     /// The answer to the request with this id ended without its response.
     Gone(Value),
     /// An HTTP error or a body that could not be read.
-    Failed(String),
+    Failed(LiveError),
 }
 
 impl HttpLive {
     /// A client for the Streamable HTTP endpoint at `url` (`http://` only)
     /// that speaks `era`. Nothing is sent until the first message.
-    pub fn connect(url: &str, era: Era) -> Result<HttpLive, DriftError> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| DriftError::Live(format!("`{url}` is not a URL: {e}")))?;
-        match uri.scheme() {
-            Some(scheme) if *scheme == Scheme::HTTP || *scheme == Scheme::HTTPS => {}
-            _ => {
-                return Err(DriftError::Live(format!(
-                    "`{url}`: only http:// and https:// URLs are supported"
-                )));
-            }
-        }
+    pub fn connect(url: &str, era: Era) -> Result<HttpLive, LiveError> {
+        let bad = |reason: String| LiveError::BadUrl {
+            url: url.to_owned(),
+            reason,
+        };
+        let uri: Uri = url.parse().map_err(|e| bad(format!("not a URL: {e}")))?;
+        let https = match uri.scheme() {
+            Some(scheme) if *scheme == Scheme::HTTP => false,
+            Some(scheme) if *scheme == Scheme::HTTPS => true,
+            _ => return Err(bad("only http:// and https:// URLs are supported".into())),
+        };
         if uri.authority().is_none() {
-            return Err(DriftError::Live(format!("`{url}` has no host")));
+            return Err(bad("no host".into()));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("mcpcassette-http-live")
             .enable_all()
             .build()
-            .map_err(|e| DriftError::Live(format!("cannot start the HTTP client: {e}")))?;
+            .map_err(LiveError::Runtime)?;
         let client = {
             let _entered = runtime.enter();
-            crate::record::client_for(url).map_err(|e| DriftError::Live(e.to_string()))?
+            super::http_client(https)?
         };
         let (outgoing, queue) = unbounded_channel();
         let (tx, incoming) = std_mpsc::channel();
@@ -354,9 +348,9 @@ impl HttpLive {
 }
 
 impl Live for HttpLive {
-    fn send(&mut self, message: &Value) -> Result<(), DriftError> {
+    fn send(&mut self, message: &Value) -> Result<(), LiveError> {
         if self.runtime.is_none() {
-            return Err(DriftError::Live("the HTTP session is closed".into()));
+            return Err(LiveError::SessionClosed);
         }
         if let Some(version) = protocol::declared_version(message) {
             self.declared = Some(version.to_owned());
@@ -401,10 +395,10 @@ impl Live for HttpLive {
                 tolerate_error: std::mem::take(&mut self.tolerate_error),
                 had_session,
             })
-            .map_err(|_| DriftError::Live("the HTTP client has stopped".into()))
+            .map_err(|_| LiveError::ClientStopped)
     }
 
-    fn recv(&mut self, timeout: Duration) -> Result<Option<Value>, DriftError> {
+    fn recv(&mut self, timeout: Duration) -> Result<Option<Value>, LiveError> {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -424,7 +418,7 @@ impl Live for HttpLive {
                         return Ok(None);
                     }
                 }
-                Ok(Heard::Failed(error)) => return Err(DriftError::Live(error)),
+                Ok(Heard::Failed(error)) => return Err(error),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
                     return Ok(None);
                 }
@@ -498,12 +492,11 @@ async fn dispatch(
     while let Some(outgoing) = queue.recv().await {
         let response = match client.request(outgoing.request).await {
             Ok(response) => response,
-            Err(e) => {
-                let _ = tx.send(Heard::Failed(format!(
-                    "{}: {}",
-                    outgoing.label,
-                    error_chain(&e)
-                )));
+            Err(source) => {
+                let _ = tx.send(Heard::Failed(LiveError::Request {
+                    label: outgoing.label,
+                    source,
+                }));
                 continue;
             }
         };
@@ -580,11 +573,12 @@ async fn read_error(
 ) {
     let bytes = match body.collect().await {
         Ok(body) => body.to_bytes(),
-        Err(e) => {
-            let _ = tx.send(Heard::Failed(format!(
-                "{}: HTTP {status} (the body could not be read: {e})",
-                post.label
-            )));
+        Err(source) => {
+            let _ = tx.send(Heard::Failed(LiveError::Body {
+                label: post.label,
+                status: Some(status),
+                source,
+            }));
             return;
         }
     };
@@ -607,11 +601,11 @@ async fn read_error(
         Some(messages) => deliver(messages, post.expects.as_ref(), Channel::Answer, &tx),
         None if post.tolerate_error => false,
         None => {
-            let _ = tx.send(Heard::Failed(format!(
-                "{}: HTTP {status}{}",
-                post.label,
-                excerpt(&bytes)
-            )));
+            let _ = tx.send(Heard::Failed(LiveError::Status {
+                label: post.label,
+                status,
+                excerpt: excerpt(&bytes),
+            }));
             return;
         }
     };
@@ -652,24 +646,28 @@ async fn read_answer(
                     match parse_messages(&bytes) {
                         Some(messages) => deliver(messages, expects.as_ref(), Channel::Answer, &tx),
                         None => {
-                            let _ = tx.send(Heard::Failed(format!(
-                                "{label}: HTTP {status} with a body that is not JSON ({}){}",
-                                if media.is_empty() {
-                                    "no Content-Type"
-                                } else {
-                                    media.as_str()
-                                },
-                                excerpt(&bytes)
-                            )));
+                            let media = if media.is_empty() {
+                                "no Content-Type".to_owned()
+                            } else {
+                                media
+                            };
+                            let _ = tx.send(Heard::Failed(LiveError::NotJson {
+                                label,
+                                status,
+                                media,
+                                excerpt: excerpt(&bytes),
+                            }));
                             return;
                         }
                     }
                 }
             }
-            Err(e) => {
-                let _ = tx.send(Heard::Failed(format!(
-                    "{label}: the answer could not be read: {e}"
-                )));
+            Err(source) => {
+                let _ = tx.send(Heard::Failed(LiveError::Body {
+                    label,
+                    status: None,
+                    source,
+                }));
                 return;
             }
         }
