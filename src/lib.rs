@@ -41,6 +41,7 @@ pub mod record;
 pub mod redact;
 pub mod replay;
 pub mod schema;
+pub mod serve;
 pub mod stub;
 pub mod testkit;
 pub mod transport;

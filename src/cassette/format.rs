@@ -38,26 +38,6 @@ pub struct Cassette {
     pub interactions: Vec<Interaction>,
 }
 
-impl Cassette {
-    /// A cassette with nothing recorded, of `era`: what an engine serves
-    /// when every request goes elsewhere (a mock, a test of a transport).
-    pub(crate) fn empty(era: Era) -> Cassette {
-        Cassette {
-            format_version: FORMAT_VERSION,
-            recorded_at: String::new(),
-            transport: Transport::Stdio {
-                command: Vec::new(),
-                cwd: None,
-            },
-            protocol: ProtocolInfo { era, version: None },
-            server: None,
-            rules: Rules::default(),
-            opening: Vec::new(),
-            interactions: Vec::new(),
-        }
-    }
-}
-
 /// The transport a cassette was recorded over.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

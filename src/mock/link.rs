@@ -1,24 +1,31 @@
-//! One connection to a mock: the replay engine's [`Upstream`], so the
-//! engine's transports (stdio, any byte stream, Streamable HTTP) carry the
-//! mock without framing of their own.
+//! One connection to a mock: a [`Handler`], so the transports of
+//! [`crate::serve`] (stdio, any byte stream, Streamable HTTP) carry the
+//! mock as they carry a replay.
 //!
-//! Everything about a request is decided when the engine hands it over, in
-//! arrival order (the log, transitions, handshake rules, immediate
-//! answers); only waiting (delays, `never`, `subscriptions/listen`) happens
-//! in the returned future, which `notifications/cancelled` or the client
-//! going away ends.
+//! Everything about a request is decided when the transport hands it
+//! over, in arrival order (the log, transitions, handshake rules,
+//! immediate answers); only waiting (delays, `never`,
+//! `subscriptions/listen`) happens in a task, which
+//! `notifications/cancelled` or the client going away ends.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
 
 use super::respond::{Context, Leaf, RpcError};
 use super::server::{Asked, MockServer, Step, lock};
-use crate::jsonrpc;
-use crate::protocol;
-use crate::replay::{Forwarding, Sink, Upstream};
+use crate::cassette::{HttpSituation, Transport};
+use crate::jsonrpc::{self, Kind};
+use crate::protocol::{self, Era};
+use crate::serve::{Handled, Handler, HttpProfile, Sink, encode};
+
+/// What is left of a request once it is decided: the wait for its answer.
+type Forwarding = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// The `_meta` key tagging messages of a `subscriptions/listen` stream.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -56,10 +63,6 @@ struct Listen {
     events: mpsc::UnboundedSender<Vec<u8>>,
     /// Dropped to end the stream.
     _open: oneshot::Sender<()>,
-}
-
-fn encode(message: &Value) -> Vec<u8> {
-    serde_json::to_vec(message).expect("JSON values serialise")
 }
 
 impl Link {
@@ -208,10 +211,76 @@ impl Drop for Ending {
     }
 }
 
-impl Upstream for Link {
-    fn handshake(&self, _initialize: &Value) {}
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link").finish_non_exhaustive()
+    }
+}
 
-    fn forward(&self, request: Value, sink: Sink) -> Forwarding {
+impl Handler for Link {
+    fn handle(
+        self: Arc<Self>,
+        message: Value,
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+        situation: &HttpSituation,
+    ) -> Handled {
+        let kind = jsonrpc::classify(&message);
+        // A mock records nothing, so nothing answers out-of-the-ordinary
+        // HTTP situations: the transport answers as the specification says.
+        if situation.tag().is_some() && matches!(kind, Ok(Kind::Request | Kind::Notification)) {
+            return Handled::NotRecorded;
+        }
+        match kind {
+            Ok(Kind::Request) => {
+                tasks.spawn(self.request(message, sink.clone()));
+            }
+            Ok(Kind::Notification) => self.notification(&message),
+            Ok(Kind::Response) => {
+                let id = jsonrpc::id(&message).map(jsonrpc::id_key);
+                tracing::warn!(id, "client answered a request the mock never sent");
+            }
+            Err(invalid) => sink.respond(&crate::serve::invalid_request(&message, &invalid)),
+        }
+        Handled::Answered(None)
+    }
+
+    fn fork(&self) -> Arc<dyn Handler> {
+        Link::new(self.server.clone())
+    }
+
+    fn client_gone(&self) {
+        let (waits, listens) = {
+            let mut state = lock(&self.state);
+            state.events = None;
+            (
+                std::mem::take(&mut state.waiting),
+                std::mem::take(&mut state.listens),
+            )
+        };
+        drop((waits, listens));
+    }
+
+    /// Served over HTTP as a Streamable HTTP server at `/mcp` of either
+    /// era that hands out sessions (with a GET stream for list_changed
+    /// notifications) and streams `subscriptions/listen`.
+    fn http_profile(&self) -> HttpProfile {
+        HttpProfile {
+            transport: Transport::Stdio {
+                command: Vec::new(),
+                cwd: None,
+            },
+            era: Era::Unknown,
+            sessions: true,
+            sessions_without_recording: true,
+            listen_streams: true,
+        }
+    }
+}
+
+impl Link {
+    /// Decides a request; the wait for its answer, if it has one.
+    fn request(&self, request: Value, sink: Sink) -> Forwarding {
         let method = jsonrpc::method(&request).unwrap_or_default().to_owned();
         let params = jsonrpc::params(&request).cloned().unwrap_or(Value::Null);
         let id = jsonrpc::id(&request).cloned().unwrap_or(Value::Null);
@@ -256,7 +325,8 @@ impl Upstream for Link {
         }
     }
 
-    fn notify(&self, notification: &Value) {
+    /// Logs a client notification and acts on the ones the mock knows.
+    fn notification(&self, notification: &Value) {
         let method = jsonrpc::method(notification).unwrap_or_default();
         let params = jsonrpc::params(notification)
             .cloned()
@@ -283,26 +353,6 @@ impl Upstream for Link {
             }
             _ => {}
         }
-    }
-
-    fn client_response(&self, _response: &Value) -> bool {
-        false
-    }
-
-    fn serves_everything(&self) -> bool {
-        true
-    }
-
-    fn client_gone(&self) {
-        let (waits, listens) = {
-            let mut state = lock(&self.state);
-            state.events = None;
-            (
-                std::mem::take(&mut state.waiting),
-                std::mem::take(&mut state.listens),
-            )
-        };
-        drop((waits, listens));
     }
 }
 

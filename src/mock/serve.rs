@@ -1,38 +1,29 @@
-//! Serving a mock: through the replay engine, with an empty cassette and
-//! the mock as its upstream, so stdio, in-process streams and Streamable
-//! HTTP are the very transports replay uses.
+//! Serving a mock: each connection is a [`Handler`] of its own, carried by
+//! the very transports replay uses (stdio, in-process streams, Streamable
+//! HTTP).
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
 
 use super::link::Link;
 use super::server::MockServer;
-use crate::cassette::Cassette;
-use crate::protocol::Era;
-use crate::replay::http::HttpReplayConfig;
-use crate::replay::{Engine, ReplayConfig};
+use crate::serve::Handler;
+use crate::serve::http::HttpReplayConfig;
 
 /// The buffer of [`MockServer::duplex`] streams.
 const DUPLEX_BUFFER: usize = 64 * 1024;
 
 impl MockServer {
-    /// A replay engine answering from this mock, for one connection (or one
-    /// HTTP server): for transports of your own built on
-    /// [`crate::replay::serve`] or [`crate::replay::http::serve_http`].
-    /// Each engine keeps its own handshake state.
-    pub fn engine(&self) -> Arc<Engine> {
-        let config = ReplayConfig {
-            path: PathBuf::from("<mock>"),
-            rules: None,
-            mode: "mock".to_owned(),
-            upstream: Some(Link::new(self.clone())),
-        };
-        // Nothing recorded: everything goes to the upstream.
-        Engine::with_config(Cassette::empty(Era::Unknown), config)
+    /// A handler answering from this mock, for one connection (or one
+    /// HTTP server, which forks one per session): for transports of your
+    /// own built on [`crate::serve::serve_stdio`] or
+    /// [`crate::serve::http::serve_http`]. Each keeps its own handshake
+    /// state.
+    pub fn handler(&self) -> Arc<dyn Handler> {
+        Link::new(self.clone())
     }
 
     /// Serves one client over newline-delimited JSON on any byte stream,
@@ -47,8 +38,7 @@ impl MockServer {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        crate::replay::serve(self.engine(), reader, writer).await?;
-        Ok(())
+        crate::serve::serve_stdio(self.handler(), reader, writer).await
     }
 
     /// The client's end of an in-process connection (e.g. an `rmcp`
@@ -92,7 +82,6 @@ impl MockServer {
         shutdown: impl Future<Output = ()> + Send,
     ) -> std::io::Result<()> {
         let config = HttpReplayConfig::new(listen);
-        crate::replay::http::serve_http(self.engine(), config, ready, shutdown).await?;
-        Ok(())
+        crate::serve::http::serve_http(self.handler(), config, ready, shutdown).await
     }
 }

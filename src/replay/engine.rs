@@ -15,13 +15,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
 use super::answers::{ANSWER_MISMATCH, AnswerMismatch};
-use super::pace::Pace;
-use super::raw_ids::RawIds;
 use super::report::{self, Miss};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
@@ -30,87 +28,7 @@ use crate::jsonrpc::{self, Kind, codes};
 use crate::matching::{Answer, Matcher, Refusal};
 use crate::protocol::{self, Era};
 use crate::redact::Redactor;
-
-/// Where the engine sends server messages for one client message, as
-/// encoded JSON (one message per `Vec`, no newline).
-#[derive(Debug, Clone)]
-pub struct Sink {
-    /// Notifications and server-to-client requests (and barriers, when
-    /// `delivery` asks for them).
-    pub events: mpsc::UnboundedSender<Vec<u8>>,
-    /// The response (kept apart so a batch can gather its responses).
-    pub responses: mpsc::UnboundedSender<Vec<u8>>,
-    /// What the transport asks of the engine beyond the messages.
-    pub delivery: Delivery,
-    /// Ids to write back as the client wrote them.
-    ids: Arc<RawIds>,
-}
-
-/// What a transport asks of the engine beyond sending messages.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Delivery {
-    /// Send a [`BARRIER`] on `events` between the notifications an
-    /// interaction sends and its response, so that the transport can make
-    /// sure the client has read them before it writes the response (stdio:
-    /// see [`crate::replay::StdioConfig`]). Only interactions with
-    /// notifications before their response get one.
-    pub barriers: bool,
-    /// Keep the recorded timing of `during` and the response
-    /// ([`Interaction::delays_ms`], kept by stdio recordings). HTTP paces
-    /// SSE events itself and leaves this fast.
-    pub pace: Pace,
-}
-
-/// The barrier message: empty, so it can never be a JSON-RPC message. A
-/// transport that asked for barriers writes everything before it, and
-/// everything after it only once the client has taken what came before;
-/// it never writes the barrier itself.
-pub const BARRIER: &[u8] = b"";
-
-impl Sink {
-    /// A sink that sends everything down one channel, in order, with the
-    /// default delivery.
-    pub fn single(channel: mpsc::UnboundedSender<Vec<u8>>) -> Self {
-        Self::ordered(channel, Delivery::default())
-    }
-
-    /// A sink that sends everything down one channel, in order, delivered
-    /// as `delivery` says.
-    pub fn ordered(channel: mpsc::UnboundedSender<Vec<u8>>, delivery: Delivery) -> Self {
-        Sink {
-            events: channel.clone(),
-            responses: channel,
-            delivery,
-            ids: Arc::default(),
-        }
-    }
-
-    /// Notes the ids of `messages`, read from `bytes` (a batch, or one
-    /// message), that must be written back as they were written.
-    pub fn note_ids(&self, bytes: &[u8], messages: &[Value], batch: bool) {
-        self.ids.note(bytes, messages, batch);
-    }
-
-    fn event(&self, message: &impl Serialize) {
-        let _ = self.events.send(encode(message));
-    }
-
-    fn respond(&self, message: &impl Serialize) {
-        let _ = self.responses.send(self.ids.restore(encode(message)));
-    }
-
-    /// A barrier, if the transport wants them.
-    fn barrier(&self) {
-        if self.delivery.barriers {
-            let _ = self.events.send(BARRIER.to_vec());
-        }
-    }
-}
-
-/// Encodes a message. Serialising a JSON value cannot fail.
-fn encode(message: &impl Serialize) -> Vec<u8> {
-    serde_json::to_vec(message).expect("JSON values serialise")
-}
+use crate::serve::{Handled, Pace, Sink};
 
 /// How to replay.
 #[derive(Clone)]
@@ -160,6 +78,50 @@ pub struct Engine {
     /// match it (and no secret reaches a report or log).
     redactor: Redactor,
     state: Mutex<State>,
+    /// Every fork made from this engine or its forks (one per client
+    /// session over HTTP), for the summary of the whole replay.
+    forks: Forks,
+}
+
+/// The forks of one engine: the engine first made owns the list, its forks
+/// only point at it (so no fork keeps itself alive).
+#[derive(Debug)]
+struct Forks {
+    /// `Some` in the engine first made, keeping the list alive.
+    _owned: Option<Arc<Mutex<Vec<Arc<Engine>>>>>,
+    list: std::sync::Weak<Mutex<Vec<Arc<Engine>>>>,
+}
+
+impl Forks {
+    fn owner() -> Forks {
+        let owned = Arc::default();
+        Forks {
+            list: Arc::downgrade(&owned),
+            _owned: Some(owned),
+        }
+    }
+
+    fn member(&self) -> Forks {
+        Forks {
+            _owned: None,
+            list: self.list.clone(),
+        }
+    }
+
+    fn add(&self, fork: &Arc<Engine>) {
+        if let Some(list) = self.list.upgrade() {
+            list.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Arc::clone(fork));
+        }
+    }
+
+    fn all(&self) -> Vec<Arc<Engine>> {
+        self.list
+            .upgrade()
+            .map(|list| list.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
+    }
 }
 
 /// Misses reported in full on stderr; later ones get a line each.
@@ -223,15 +185,6 @@ impl State {
             unanswered: HashMap::new(),
         }
     }
-}
-
-/// What [`Engine::handle_message_in`] did with a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handled {
-    /// Answered (or accepted), by this recorded interaction if one.
-    Answered(Option<usize>),
-    /// Nothing recorded in that situation: nothing was sent.
-    NotRecorded,
 }
 
 /// What happened during a replay.
@@ -301,6 +254,7 @@ impl Engine {
             config,
             redactor,
             state: Mutex::new(State::new(matcher)),
+            forks: Forks::owner(),
         })
     }
 
@@ -309,12 +263,15 @@ impl Engine {
     /// For a new client session that must see the cassette from the top.
     pub fn fork(&self) -> Arc<Self> {
         let matcher = Matcher::new(&self.cassette, self.rules());
-        Arc::new(Engine {
+        let fork = Arc::new(Engine {
             cassette: Arc::clone(&self.cassette),
             config: self.config.clone(),
             redactor: self.redactor.clone(),
             state: Mutex::new(State::new(matcher)),
-        })
+            forks: self.forks.member(),
+        });
+        self.forks.add(&fork);
+        fork
     }
 
     /// The cassette being replayed.
@@ -341,57 +298,6 @@ impl Engine {
     /// The rules in force.
     pub fn rules(&self) -> Rules {
         self.state().matcher.rules().clone()
-    }
-
-    /// Handles one line of input (a JSON-RPC message or batch). Work that
-    /// must wait for the client is spawned onto `tasks`.
-    pub fn handle_line(self: &Arc<Self>, line: &[u8], sink: &Sink, tasks: &mut JoinSet<()>) {
-        let parsed = crate::json::parse_message(line);
-        match &parsed {
-            Ok(Value::Array(batch)) => sink.note_ids(line, batch, true),
-            Ok(message) => sink.note_ids(line, std::slice::from_ref(message), false),
-            Err(_) => {}
-        }
-        match parsed {
-            Ok(Value::Array(batch)) => self.handle_batch(batch, sink, tasks),
-            Ok(message) => self.handle_message(message, sink, tasks),
-            Err(e) => sink.respond(&unreadable(line, &e)),
-        }
-    }
-
-    /// A JSON-RPC batch (2025-03-26): responses go back as one array.
-    fn handle_batch(self: &Arc<Self>, batch: Vec<Value>, sink: &Sink, tasks: &mut JoinSet<()>) {
-        if batch.is_empty() {
-            let error = jsonrpc::error_response(
-                Value::Null,
-                codes::INVALID_REQUEST,
-                "Invalid Request: empty batch",
-                None,
-            );
-            sink.respond(&error);
-            return;
-        }
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let batch_sink = Sink {
-            events: sink.events.clone(),
-            responses: tx,
-            delivery: sink.delivery,
-            ids: Arc::clone(&sink.ids),
-        };
-        for message in batch {
-            self.handle_message(message, &batch_sink, tasks);
-        }
-        drop(batch_sink);
-        let out = sink.responses.clone();
-        tasks.spawn(async move {
-            let mut responses = Vec::new();
-            while let Some(response) = rx.recv().await {
-                responses.push(response);
-            }
-            if !responses.is_empty() {
-                let _ = out.send(jsonrpc::batch(&responses));
-            }
-        });
     }
 
     /// Handles one JSON-RPC message.
@@ -438,17 +344,7 @@ impl Engine {
                 Handled::Answered(None)
             }
             Err(invalid) => {
-                let id = jsonrpc::id(&message)
-                    .filter(|id| id.is_string() || id.is_number())
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                let text = format!("Invalid Request: {invalid}");
-                sink.respond(&jsonrpc::error_response(
-                    id,
-                    codes::INVALID_REQUEST,
-                    &text,
-                    None,
-                ));
+                sink.respond(&crate::serve::invalid_request(&message, &invalid));
                 Handled::Answered(None)
             }
         }
@@ -491,15 +387,11 @@ impl Engine {
         if situation.is_some() {
             return Handled::NotRecorded;
         }
-        // A mock server behind an empty cassette answers handshakes, `ping`
-        // and version errors its own way.
-        let mock = (self.config.upstream.as_ref()).is_some_and(|u| u.serves_everything());
-        if !mock && let Some(error) = self.version_error(&request) {
+        if let Some(error) = self.version_error(&request) {
             sink.respond(&error.with_id(id));
             return Handled::Answered(None);
         }
         match method {
-            _ if mock => {}
             "ping" => {
                 sink.respond(&jsonrpc::result_response(id, serde_json::json!({})));
                 return Handled::Answered(None);
@@ -615,7 +507,7 @@ impl Engine {
 
     /// Sends the server messages the recording opened with, before any
     /// client message.
-    pub fn open(self: &Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
+    pub fn play_opening(self: &Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
         let opening = &self.cassette.opening;
         if !needs_client(opening) {
             send_notifications(opening, &Tokens::NONE, sink);
@@ -912,6 +804,14 @@ impl Engine {
         }
     }
 
+    /// What the replay did over every client session: this engine's
+    /// summary merged with those of every fork made from it (see
+    /// [`Summary::merge`]).
+    pub fn summary_of_every_session(&self) -> Summary {
+        let forks = self.forks.all();
+        Summary::merge(std::iter::once(self.summary()).chain(forks.iter().map(|f| f.summary())))
+    }
+
     /// The configuration replay runs with.
     pub fn config(&self) -> &ReplayConfig {
         &self.config
@@ -1039,26 +939,6 @@ impl Serialize for WithId<'_> {
         }
         map.end()
     }
-}
-
-/// The error reply to a line that could not be read: a parse error, or an
-/// invalid request for a message nested past the limit; addressed to the
-/// request's id when that much could be read.
-pub(crate) fn unreadable(line: &[u8], error: &crate::json::ParseError) -> Value {
-    let id = crate::json::readable_id(line).unwrap_or(Value::Null);
-    let (code, text) = match error {
-        crate::json::ParseError::TooDeep(deep) => {
-            (codes::INVALID_REQUEST, format!("Invalid Request: {deep}"))
-        }
-        crate::json::ParseError::Json(_) => {
-            let (line, column) = error.position();
-            (
-                codes::PARSE_ERROR,
-                format!("Parse error: {error} (line {line}, column {column})"),
-            )
-        }
-    };
-    jsonrpc::error_response(id, code, &text, None)
 }
 
 /// An error reply the engine makes up itself.

@@ -46,7 +46,6 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
-use super::engine::Sink;
 use super::session_traffic::SessionScript;
 use super::upstream::{Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Cassette, Direction, Event, Interaction, Transport};
@@ -54,6 +53,7 @@ use crate::jsonrpc::{self, Kind};
 use crate::live::{self, LiveError, handshake};
 use crate::protocol::{self, Era};
 use crate::redact;
+use crate::serve::Sink;
 
 /// The error code of requests the live server could not answer because it
 /// could not be started, failed the handshake or went away.

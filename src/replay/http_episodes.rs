@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::engine::Sink;
 use super::episodes::{answer_upstream_failed, encode, lock, with_id};
 use super::upstream::{Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Direction, Interaction, Transport};
 use crate::jsonrpc::{self, Kind};
 use crate::live::{HttpLive, Live, handshake};
 use crate::protocol::Era;
+use crate::serve::Sink;
 
 /// How long the server has to answer one forwarded request.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);

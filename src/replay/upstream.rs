@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::engine::Sink;
 use crate::live::LiveError;
+use crate::serve::Sink;
 
 /// A boxed future, as the trait returns it.
 pub type Forwarding = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -36,14 +36,6 @@ pub trait Upstream: Send + Sync + 'static {
     /// A client response to a server-to-client request this upstream
     /// relayed. Returns false when the response is not one of those.
     fn client_response(&self, response: &Value) -> bool;
-
-    /// Whether this upstream is a whole MCP server (a programmable mock
-    /// served through an empty cassette) rather than a stand-in for misses:
-    /// the engine then leaves handshakes, `ping` and version checks to it
-    /// instead of answering them itself.
-    fn serves_everything(&self) -> bool {
-        false
-    }
 
     /// The client has gone (its input closed, or the HTTP server stopped):
     /// forwardings still waiting should end, so serving can finish.

@@ -1,5 +1,5 @@
 //! The engine's output for one HTTP request: a sink whose messages arrive
-//! here in the order the engine sent them, told apart into events and
+//! here in the order the handler sent them, told apart into events and
 //! responses, and a place for what does not belong to the request's answer.
 
 use std::future::Future;
@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 
 use super::session::Session;
 use super::sse;
-use crate::replay::engine::Sink;
+use crate::serve::Sink;
 
 /// Server shutdown, as something every stream can wait for.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ impl Spill {
     }
 }
 
-/// One message from the engine.
+/// One message from the handler.
 #[derive(Debug)]
 pub(super) struct Message {
     pub bytes: Vec<u8>,
@@ -81,7 +81,7 @@ pub(super) struct Flow {
 }
 
 impl Flow {
-    /// A flow and the sink to hand the engine. One channel carries both
+    /// A flow and the sink to hand the handler. One channel carries both
     /// events and responses so that their order survives.
     pub(super) fn open(spill: Spill) -> (Flow, Sink) {
         let (tx, messages) = mpsc::unbounded_channel();
@@ -98,7 +98,7 @@ impl Flow {
         self.spill = spill;
     }
 
-    /// The next message; `None` once the engine has nothing more to send.
+    /// The next message; `None` once the handler has nothing more to send.
     pub(super) async fn next(&mut self) -> Option<Message> {
         let bytes = self.messages.recv().await?;
         let is_response = is_response(&bytes);
@@ -110,7 +110,7 @@ impl Flow {
         self.spill.send(message);
     }
 
-    /// Hands whatever the engine still sends (`after` events, answers to
+    /// Hands whatever the handler still sends (`after` events, answers to
     /// later client replies) to the spill, in the background, keeping the
     /// plays alive until they end or the server shuts down.
     pub(super) fn drain(mut self, closed: impl Future<Output = ()> + Send + 'static) {
@@ -133,7 +133,7 @@ impl Flow {
     }
 }
 
-/// Whether an encoded message is a response: the engine only sends
+/// Whether an encoded message is a response: the handler only sends
 /// objects, and only notifications and requests have a `method`.
 fn is_response(message: &[u8]) -> bool {
     #[derive(Deserialize)]
@@ -164,8 +164,8 @@ mod tests {
 
     #[tokio::test]
     async fn order_survives_and_the_rest_spills() {
-        let session =
-            super::super::session::Sessions::default().create(super::super::session::test_engine());
+        let session = super::super::session::Sessions::default()
+            .create(super::super::session::test_handler());
         let (mut flow, sink) = Flow::open(Spill::Session(Arc::clone(&session)));
         sink.events.send(br#"{"method":"a"}"#.to_vec()).unwrap();
         sink.responses

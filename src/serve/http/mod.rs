@@ -1,7 +1,7 @@
-//! Replay over HTTP: the engine served as a Streamable HTTP endpoint.
+//! A [`Handler`] served as a Streamable HTTP endpoint.
 //!
-//! The same [`Engine`] matches, rewrites ids and reports misses as over
-//! stdio; this module only decides how each answer travels. An interaction
+//! The handler (replay's engine, a mock) answers as over stdio; this
+//! module only decides how each answer travels. An interaction
 //! recorded over HTTP is answered the way it was (status, JSON or SSE, SSE
 //! framing, pacing); one recorded over stdio is answered the way a typical
 //! server would, so any cassette replays over HTTP.
@@ -52,8 +52,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
-use super::engine::{Engine, Summary};
 pub use super::pace::Pace;
+use crate::serve::Handler;
 use server::Server;
 
 /// How long open connections get to finish after shutdown is asked for.
@@ -104,20 +104,20 @@ pub enum SessionMode {
     Shared,
 }
 
-/// Serves the engine over Streamable HTTP until `shutdown` resolves.
+/// Serves `handler` over Streamable HTTP until `shutdown` resolves.
 ///
 /// `ready` gets the bound address (useful with port 0) once connections are
 /// accepted. On shutdown, open SSE streams end, connections get a short
-/// grace period, and the replay's summary is returned.
+/// grace period, and every session's handler is told the client is gone.
 pub async fn serve_http(
-    engine: Arc<Engine>,
+    handler: Arc<dyn Handler>,
     config: HttpReplayConfig,
     ready: impl FnOnce(SocketAddr) + Send,
     shutdown: impl Future<Output = ()> + Send,
-) -> std::io::Result<Summary> {
+) -> std::io::Result<()> {
     let listener = TcpListener::bind(config.listen).await?;
     let local = listener.local_addr()?;
-    let server = Arc::new(Server::new(engine, &config, local));
+    let server = Arc::new(Server::new(handler, &config, local));
     ready(local);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -146,7 +146,7 @@ pub async fn serve_http(
         connections.shutdown().await;
     }
     server.client_gone();
-    Ok(server.summary())
+    Ok(())
 }
 
 /// Serves one TCP connection, finishing its current exchange on shutdown.

@@ -21,7 +21,8 @@ use super::server::Server;
 use super::session::fresh_id;
 use super::sse::{self, FrameSpec};
 use super::{answer, post};
-use crate::replay::engine::Engine;
+use crate::serve::Handler;
+use crate::serve::handler::traced;
 
 /// The two endpoints, as recorded.
 #[derive(Debug)]
@@ -41,7 +42,7 @@ pub(super) struct Streams {
 #[derive(Debug, Clone)]
 struct Stream {
     events: mpsc::UnboundedSender<Bytes>,
-    engine: Arc<Engine>,
+    handler: Arc<dyn Handler>,
 }
 
 impl Streams {
@@ -107,13 +108,13 @@ fn open(server: &Server, endpoints: &Endpoints, headers: &http::HeaderMap) -> Re
     let _ = tx.send(sse::encode(&endpoint, Some(announced.into_bytes())));
     let stream = Stream {
         events: tx,
-        engine: server.session_engine(),
+        handler: server.session_handler(),
     };
     streams.lock().insert(id, stream);
     reply::sse(StatusCode::OK, rx, server.closed())
 }
 
-/// A POST: the messages go to the engine, whose output goes to the
+/// A POST: the messages go to the handler, whose output goes to the
 /// session's stream; the POST itself gets 202 (or what was recorded).
 async fn receive(server: &Arc<Server>, request: Request<Incoming>) -> Response {
     let Some(id) = session_id(request.uri()) else {
@@ -141,18 +142,18 @@ async fn receive(server: &Arc<Server>, request: Request<Incoming>) -> Response {
         Ok((messages, batch, body)) => (messages, batch, body),
         Err(refused) => return refused,
     };
-    let engine = stream.engine;
+    let handler = stream.handler;
     let (messages, batch, body) = messages;
     let (mut flow, sink) = Flow::open(Spill::Stream(stream.events));
     sink.note_ids(&body, &messages, batch);
     let first = messages
         .into_iter()
-        .map(|message| engine.handle_message_traced(message, &sink, &mut flow.tasks))
+        .map(|message| traced(&handler, message, &sink, &mut flow.tasks))
         .reduce(|first, _| first)
         .flatten();
     drop(sink);
     flow.drain(server.closed());
-    let interaction = first.and_then(|p| engine.cassette().interactions.get(p));
+    let interaction = first.and_then(|p| handler.recorded(p));
     answer::without_stream(&Plan::for_notification(interaction))
 }
 

@@ -22,40 +22,43 @@ use serde_json::Value;
 use super::SessionMode;
 use super::session::lock;
 use crate::jsonrpc::{self, Kind};
-use crate::replay::engine::Engine;
+use crate::serve::Handler;
 
 /// The replay state modern requests go to.
 #[derive(Debug)]
 pub(super) struct ModernRuns {
     mode: SessionMode,
     /// Answers every `server/discover`.
-    initial: Arc<Engine>,
+    initial: Arc<dyn Handler>,
     current: Mutex<Current>,
 }
 
 #[derive(Debug)]
 struct Current {
-    engine: Arc<Engine>,
+    handler: Arc<dyn Handler>,
     /// It has been handed a request other than `server/discover`.
     busy: bool,
 }
 
 impl ModernRuns {
     /// Starting on `initial`.
-    pub(super) fn new(initial: Arc<Engine>, mode: SessionMode) -> Self {
+    pub(super) fn new(initial: Arc<dyn Handler>, mode: SessionMode) -> Self {
         ModernRuns {
             mode,
             initial: Arc::clone(&initial),
             current: Mutex::new(Current {
-                engine: initial,
+                handler: initial,
                 busy: false,
             }),
         }
     }
 
-    /// The engine for a POST's `messages`, and the fresh one it started,
-    /// if it did (for the summary).
-    pub(super) fn engine_for(&self, messages: &[Value]) -> (Arc<Engine>, Option<Arc<Engine>>) {
+    /// The handler for a POST's `messages`, and the fresh one it started,
+    /// if it did (to tell it when the clients have gone).
+    pub(super) fn handler_for(
+        &self,
+        messages: &[Value],
+    ) -> (Arc<dyn Handler>, Option<Arc<dyn Handler>>) {
         let requests: Vec<_> = messages
             .iter()
             .filter(|m| jsonrpc::classify(m) == Ok(Kind::Request))
@@ -66,19 +69,19 @@ impl ModernRuns {
         let mut current = lock(&self.current);
         let mut started = None;
         if self.mode == SessionMode::Isolated && discovers && current.busy {
-            let fork = current.engine.fork();
+            let fork = current.handler.fork();
             started = Some(Arc::clone(&fork));
             *current = Current {
-                engine: fork,
+                handler: fork,
                 busy: false,
             };
         }
         current.busy |= others;
-        let engine = if discovers && !others {
+        let handler = if discovers && !others {
             Arc::clone(&self.initial)
         } else {
-            Arc::clone(&current.engine)
+            Arc::clone(&current.handler)
         };
-        (engine, started)
+        (handler, started)
     }
 }

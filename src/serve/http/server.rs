@@ -16,9 +16,9 @@ use super::http_sse::{self, Endpoints, Streams};
 use super::reply::{self, Response};
 use super::session::{Session, Sessions, lock};
 use super::{HttpReplayConfig, Pace, SessionMode, post, stream};
-use crate::cassette::{Cassette, Transport};
+use crate::cassette::Transport;
 use crate::protocol::Era;
-use crate::replay::engine::{Engine, Summary};
+use crate::serve::Handler;
 use crate::transport::http::{self as http_transport, SessionLookup};
 
 /// Where a cassette recorded over anything but Streamable HTTP is served.
@@ -29,11 +29,12 @@ const DEFAULT_ENDPOINT: &str = "/mcp";
 pub(super) struct Server {
     /// Answers what belongs to no session (and, with shared sessions,
     /// everything).
-    pub(super) engine: Arc<Engine>,
+    pub(super) handler: Arc<dyn Handler>,
     pub(super) pace: Pace,
     session_mode: SessionMode,
-    /// The engines of isolated sessions, live or ended, for the summary.
-    forks: Mutex<Vec<Arc<Engine>>>,
+    /// The handlers of isolated sessions, live or ended, to tell them
+    /// when the clients have gone.
+    forks: Mutex<Vec<Arc<dyn Handler>>>,
     /// The endpoint's path.
     endpoint: String,
     /// The two endpoints of a cassette recorded over 2024-11-05 HTTP+SSE,
@@ -46,9 +47,11 @@ pub(super) struct Server {
     modern_runs: ModernRuns,
     /// Legacy era with sessions (the recorded `initialize` issued one).
     pub(super) stateful: bool,
-    /// The engine serves a mock server (an upstream that answers
-    /// everything): its `initialize` answers open sessions.
-    pub(super) mock: bool,
+    /// An `initialize` answered from no recording opens a session (see
+    /// [`HttpProfile`](crate::serve::HttpProfile)).
+    pub(super) sessions_without_recording: bool,
+    /// An unrecorded `subscriptions/listen` streams notifications.
+    pub(super) listen_streams: bool,
     /// Recorded answers to GET and DELETE.
     pub(super) get_status: Option<u16>,
     pub(super) delete_status: Option<u16>,
@@ -59,9 +62,13 @@ pub(super) struct Server {
 }
 
 impl Server {
-    pub(super) fn new(engine: Arc<Engine>, config: &HttpReplayConfig, local: SocketAddr) -> Self {
-        let cassette = engine.cassette();
-        let (endpoint, get_status, delete_status) = match &cassette.transport {
+    pub(super) fn new(
+        handler: Arc<dyn Handler>,
+        config: &HttpReplayConfig,
+        local: SocketAddr,
+    ) -> Self {
+        let profile = handler.http_profile();
+        let (endpoint, get_status, delete_status) = match &profile.transport {
             Transport::StreamableHttp {
                 endpoint,
                 behaviour,
@@ -73,7 +80,7 @@ impl Server {
             ),
             _ => (DEFAULT_ENDPOINT.to_owned(), None, None),
         };
-        let http_sse_endpoints = match &cassette.transport {
+        let http_sse_endpoints = match &profile.transport {
             Transport::HttpSse {
                 sse_endpoint,
                 post_endpoint,
@@ -84,14 +91,11 @@ impl Server {
             }),
             _ => None,
         };
-        let modern = cassette.protocol.era == Era::Modern;
-        // A mock server (see `Upstream::serves_everything`) hands out
-        // sessions, so it has a GET stream for list_changed notifications.
-        let mock = (engine.config().upstream.as_ref()).is_some_and(|u| u.serves_everything());
-        let stateful = !modern && (initialize_issued_session(cassette) || mock);
-        let modern_runs = ModernRuns::new(Arc::clone(&engine), config.sessions);
+        let modern = profile.era == Era::Modern;
+        let stateful = !modern && profile.sessions;
+        let modern_runs = ModernRuns::new(Arc::clone(&handler), config.sessions);
         Server {
-            engine,
+            handler,
             pace: config.pace,
             session_mode: config.sessions,
             forks: Mutex::new(Vec::new()),
@@ -101,7 +105,8 @@ impl Server {
             modern,
             modern_runs,
             stateful,
-            mock,
+            sessions_without_recording: profile.sessions_without_recording,
+            listen_streams: profile.listen_streams,
             get_status,
             delete_status,
             local,
@@ -174,64 +179,53 @@ impl Server {
         (lookup, live)
     }
 
-    /// The engine a new session replays on: a fresh fork when sessions
+    /// The handler a new session runs on: a fresh fork when sessions
     /// are isolated, else the shared one.
-    pub(super) fn session_engine(&self) -> Arc<Engine> {
+    pub(super) fn session_handler(&self) -> Arc<dyn Handler> {
         match self.session_mode {
-            SessionMode::Shared => Arc::clone(&self.engine),
+            SessionMode::Shared => Arc::clone(&self.handler),
             SessionMode::Isolated => {
-                let fork = self.engine.fork();
+                let fork = self.handler.fork();
                 lock(&self.forks).push(Arc::clone(&fork));
                 fork
             }
         }
     }
 
-    /// A new session replaying on `engine`, with the messages the recording
-    /// opened with queued on its GET stream.
-    pub(super) fn open_session(&self, engine: Arc<Engine>) -> Arc<Session> {
-        let session = self.sessions.create(engine);
-        if !self.engine.cassette().opening.is_empty() {
-            let (mut flow, sink) = Flow::open(Spill::Session(Arc::clone(&session)));
-            session.engine.open(&sink, &mut flow.tasks);
-            drop(sink);
-            flow.drain(self.closed());
-        }
+    /// A new session running on `handler`, with what the server sends
+    /// unprompted (a recording's opening messages) queued on its GET
+    /// stream.
+    pub(super) fn open_session(&self, handler: Arc<dyn Handler>) -> Arc<Session> {
+        let session = self.sessions.create(handler);
+        let (mut flow, sink) = Flow::open(Spill::Session(Arc::clone(&session)));
+        Arc::clone(&session.handler).open(&sink, &mut flow.tasks);
+        drop(sink);
+        flow.drain(self.closed());
         session
     }
 
-    /// The engine for a request naming `session` (or none).
-    pub(super) fn engine_for(&self, session: Option<&Session>) -> Arc<Engine> {
-        Arc::clone(session.map_or(&self.engine, |s| &s.engine))
+    /// The handler for a request naming `session` (or none).
+    pub(super) fn handler_for(&self, session: Option<&Session>) -> Arc<dyn Handler> {
+        Arc::clone(session.map_or(&self.handler, |s| &s.handler))
     }
 
-    /// The engine for a modern POST's `messages`: a fresh one when a
+    /// The handler for a modern POST's `messages`: a fresh one when a
     /// `server/discover` starts a new client session (see [`ModernRuns`]).
-    pub(super) fn modern_engine(&self, messages: &[Value]) -> Arc<Engine> {
-        let (engine, started) = self.modern_runs.engine_for(messages);
+    pub(super) fn modern_handler(&self, messages: &[Value]) -> Arc<dyn Handler> {
+        let (handler, started) = self.modern_runs.handler_for(messages);
         if let Some(fork) = started {
             lock(&self.forks).push(fork);
         }
-        engine
+        handler
     }
 
-    /// Every engine that served: the shared one and the sessions' own.
-    fn engines(&self) -> Vec<Arc<Engine>> {
-        let mut engines = vec![Arc::clone(&self.engine)];
-        engines.extend(lock(&self.forks).iter().cloned());
-        engines
-    }
-
-    /// Server requests still waiting on any engine end: the clients are gone.
+    /// Server requests still waiting on any handler end: the clients are
+    /// gone.
     pub(super) fn client_gone(&self) {
-        for engine in self.engines() {
-            engine.client_gone();
+        self.handler.client_gone();
+        for fork in lock(&self.forks).iter() {
+            fork.client_gone();
         }
-    }
-
-    /// What the whole replay did, over every session.
-    pub(super) fn summary(&self) -> Summary {
-        Summary::merge(self.engines().iter().map(|e| e.summary()))
     }
 
     /// Resolves once shutdown has started.
@@ -254,14 +248,4 @@ fn normalise(endpoint: &str) -> String {
     } else {
         format!("/{endpoint}")
     }
-}
-
-/// Whether the recorded server handed out sessions: its first successful
-/// `initialize` did (always assumed for recordings made without HTTP).
-fn initialize_issued_session(cassette: &Cassette) -> bool {
-    cassette
-        .interactions
-        .iter()
-        .find(|i| i.method() == "initialize" && i.response.is_some())
-        .is_some_and(|i| i.http.as_ref().is_none_or(|http| http.issued_session))
 }

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::sse::{self, FrameSpec};
-use crate::replay::engine::Engine;
+use crate::serve::Handler;
 
 /// Events the GET stream keeps for resumption.
 const STANDALONE_LOG: usize = 256;
@@ -34,10 +34,10 @@ pub(super) struct Sessions {
 }
 
 impl Sessions {
-    /// A new session replaying on `engine`, with a fresh, unguessable id.
-    pub(super) fn create(&self, engine: Arc<Engine>) -> Arc<Session> {
+    /// A new session running on `handler`, with a fresh, unguessable id.
+    pub(super) fn create(&self, handler: Arc<dyn Handler>) -> Arc<Session> {
         let count = self.issued.fetch_add(1, Ordering::Relaxed);
-        let session = Arc::new(Session::new(fresh_id(count), engine));
+        let session = Arc::new(Session::new(fresh_id(count), handler));
         lock(&self.live).insert(session.id.clone(), Arc::clone(&session));
         session
     }
@@ -93,16 +93,16 @@ pub(super) struct Busy;
 pub(super) struct Session {
     pub(super) id: String,
     /// Answers the session's messages.
-    pub(super) engine: Arc<Engine>,
+    pub(super) handler: Arc<dyn Handler>,
     standalone: Mutex<Standalone>,
     streams: Mutex<VecDeque<Arc<StreamLog>>>,
 }
 
 impl Session {
-    fn new(id: String, engine: Arc<Engine>) -> Self {
+    fn new(id: String, handler: Arc<dyn Handler>) -> Self {
         Session {
             id,
-            engine,
+            handler,
             standalone: Mutex::new(Standalone::default()),
             streams: Mutex::new(VecDeque::new()),
         }
@@ -236,11 +236,10 @@ impl StreamLog {
     }
 }
 
-/// An engine for an empty legacy cassette, for tests of what carries it.
+/// A handler that answers nothing, for tests of what carries it.
 #[cfg(test)]
-pub(super) fn test_engine() -> Arc<Engine> {
-    let cassette = crate::cassette::Cassette::empty(crate::protocol::Era::Legacy);
-    Engine::new(cassette, std::path::Path::new("t.json"))
+pub(super) fn test_handler() -> Arc<dyn Handler> {
+    crate::serve::handler::test_handler()
 }
 
 #[cfg(test)]
@@ -248,7 +247,7 @@ mod tests {
     use super::*;
 
     fn session() -> Session {
-        Session::new("s".into(), test_engine())
+        Session::new("s".into(), test_handler())
     }
 
     fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
@@ -262,8 +261,8 @@ mod tests {
     #[test]
     fn ids_are_fresh_and_sessions_end() {
         let sessions = Sessions::default();
-        let a = sessions.create(test_engine());
-        let b = sessions.create(test_engine());
+        let a = sessions.create(test_handler());
+        let b = sessions.create(test_handler());
         assert_ne!(a.id, b.id);
         assert_eq!(a.id.len(), 32);
         assert!(sessions.get(&a.id).is_some());

@@ -1,4 +1,4 @@
-//! POST on the endpoint: checks, then the engine, then the answer.
+//! POST on the endpoint: checks, then the handler, then the answer.
 
 use std::sync::Arc;
 
@@ -17,7 +17,8 @@ use super::reply::{self, Response};
 use super::server::Server;
 use crate::cassette::{HttpSituation, SessionState};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::replay::engine::Handled;
+use crate::serve::Handled;
+use crate::serve::handler::traced;
 use crate::transport::http as http_transport;
 
 /// The largest body accepted.
@@ -88,7 +89,7 @@ pub(super) async fn read_messages(
         Err(error) => return Err(bad_request(codes::PARSE_ERROR, &error.to_string())),
     };
     let value: Value = crate::json::parse_message(&bytes).map_err(|e| {
-        let reply = crate::replay::engine::unreadable(&bytes, &e);
+        let reply = crate::serve::unreadable(&bytes, &e);
         let code = reply["error"]["code"]
             .as_i64()
             .unwrap_or(codes::PARSE_ERROR);
@@ -190,7 +191,7 @@ struct Post<'a> {
     start: Instant,
 }
 
-/// Hands the messages to the engine and answers as the plan says.
+/// Hands the messages to the handler and answers as the plan says.
 ///
 /// Each message is handed over in its [`HttpSituation`], computed exactly as
 /// the recording proxy did. In an out-of-the-ordinary situation a recording
@@ -211,12 +212,12 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
     // A new `initialize` starts a new session: on a fresh engine when
     // sessions are isolated, so it sees the cassette from the top.
     // In the modern era a client's `server/discover` starts one.
-    let engine = if initialize && server.stateful {
-        server.session_engine()
+    let handler = if initialize && server.stateful {
+        server.session_handler()
     } else if server.modern {
-        server.modern_engine(&messages)
+        server.modern_handler(&messages)
     } else {
-        server.engine_for(session.as_deref())
+        server.handler_for(session.as_deref())
     };
 
     let spill = session.clone().map_or(Spill::Nowhere, Spill::Session);
@@ -228,7 +229,7 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         let situation = http_transport::situation(post.headers, server.local, &message, state);
         if !situation.is_normal() {
             let handled =
-                engine.handle_message_in(message.clone(), &sink, &mut flow.tasks, &situation);
+                Arc::clone(&handler).handle(message.clone(), &sink, &mut flow.tasks, &situation);
             if let Handled::Answered(position) = handled {
                 positions.push(position);
                 continue;
@@ -237,28 +238,28 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
                 return refused;
             }
         }
-        positions.push(engine.handle_message_traced(message, &sink, &mut flow.tasks));
+        positions.push(traced(&handler, message, &sink, &mut flow.tasks));
     }
     drop(sink);
 
-    let interactions = &engine.cassette().interactions;
-    let played = |index: usize| positions[index].and_then(|p| interactions.get(p));
+    let played = |index: usize| positions[index].and_then(|p| handler.recorded(p));
     if answers == 0 {
         let plan = Plan::for_notification(played(0));
         flow.drain(server.closed());
         return answer::without_stream(&plan);
     }
     let mut plan = Plan::for_request(first_request.and_then(played), post.accept);
-    if listen && server.mock && !plan.recorded && post.accept.sse {
-        // A mock server's `subscriptions/listen` streams its
-        // notifications until the client closes the stream.
+    if listen && server.listen_streams && !plan.recorded && post.accept.sse {
+        // The handler's `subscriptions/listen` streams its notifications
+        // until the client closes the stream.
         plan.shape = Shape::Sse;
     }
     let mut session = session;
     let mut issued = None;
-    let mock_initialize = server.mock && first_request.and_then(played).is_none();
-    if initialize && server.stateful && (plan.issues_session || mock_initialize) {
-        let opened = server.open_session(Arc::clone(&engine));
+    let unrecorded_initialize =
+        server.sessions_without_recording && first_request.and_then(played).is_none();
+    if initialize && server.stateful && (plan.issues_session || unrecorded_initialize) {
+        let opened = server.open_session(Arc::clone(&handler));
         flow.set_spill(Spill::Session(Arc::clone(&opened)));
         issued = Some(opened.id.clone());
         session = Some(opened);

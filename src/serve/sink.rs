@@ -1,0 +1,107 @@
+//! Where a [`Handler`](super::Handler) sends the server messages for one
+//! client message, and what the transport asks of it beyond them.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::pace::Pace;
+use super::raw_ids::RawIds;
+
+/// Where the engine sends server messages for one client message, as
+/// encoded JSON (one message per `Vec`, no newline).
+#[derive(Debug, Clone)]
+pub struct Sink {
+    /// Notifications and server-to-client requests (and barriers, when
+    /// `delivery` asks for them).
+    pub events: mpsc::UnboundedSender<Vec<u8>>,
+    /// The response (kept apart so a batch can gather its responses).
+    pub responses: mpsc::UnboundedSender<Vec<u8>>,
+    /// What the transport asks of the engine beyond the messages.
+    pub delivery: Delivery,
+    /// Ids to write back as the client wrote them.
+    ids: Arc<RawIds>,
+}
+
+/// What a transport asks of the engine beyond sending messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Send a [`BARRIER`] on `events` between the notifications an
+    /// interaction sends and its response, so that the transport can make
+    /// sure the client has read them before it writes the response (stdio:
+    /// see [`StdioConfig`](super::StdioConfig)). Only interactions with
+    /// notifications before their response get one.
+    pub barriers: bool,
+    /// Keep the recorded timing of `during` and the response
+    /// ([`Interaction::delays_ms`](crate::cassette::Interaction::delays_ms), kept by stdio recordings). HTTP paces
+    /// SSE events itself and leaves this fast.
+    pub pace: Pace,
+}
+
+/// The barrier message: empty, so it can never be a JSON-RPC message. A
+/// transport that asked for barriers writes everything before it, and
+/// everything after it only once the client has taken what came before;
+/// it never writes the barrier itself.
+pub const BARRIER: &[u8] = b"";
+
+impl Sink {
+    /// A sink that sends everything down one channel, in order, with the
+    /// default delivery.
+    pub fn single(channel: mpsc::UnboundedSender<Vec<u8>>) -> Self {
+        Self::ordered(channel, Delivery::default())
+    }
+
+    /// A sink that sends everything down one channel, in order, delivered
+    /// as `delivery` says.
+    pub fn ordered(channel: mpsc::UnboundedSender<Vec<u8>>, delivery: Delivery) -> Self {
+        Sink {
+            events: channel.clone(),
+            responses: channel,
+            delivery,
+            ids: Arc::default(),
+        }
+    }
+
+    /// Notes the ids of `messages`, read from `bytes` (a batch, or one
+    /// message), that must be written back as they were written.
+    pub fn note_ids(&self, bytes: &[u8], messages: &[Value], batch: bool) {
+        self.ids.note(bytes, messages, batch);
+    }
+
+    /// Sends a notification or server request.
+    pub fn event(&self, message: &impl Serialize) {
+        let _ = self.events.send(encode(message));
+    }
+
+    /// Sends the response, with the ids written back as the client wrote
+    /// them.
+    pub fn respond(&self, message: &impl Serialize) {
+        let _ = self.responses.send(self.ids.restore(encode(message)));
+    }
+
+    /// A sink like this one whose responses go to `responses` instead
+    /// (a batch gathers its own).
+    pub(crate) fn with_responses(&self, responses: mpsc::UnboundedSender<Vec<u8>>) -> Sink {
+        Sink {
+            events: self.events.clone(),
+            responses,
+            delivery: self.delivery,
+            ids: Arc::clone(&self.ids),
+        }
+    }
+
+    /// A barrier, if the transport wants them.
+    pub fn barrier(&self) {
+        if self.delivery.barriers {
+            let _ = self.events.send(BARRIER.to_vec());
+        }
+    }
+}
+
+/// Encodes a message as the sinks carry it. Serialising a JSON value
+/// cannot fail.
+pub fn encode(message: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(message).expect("JSON values serialise")
+}
