@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mcpcassette::cassette::{self, Cassette, RuleOverrides, Rules, Transport};
-use mcpcassette::redact;
+
 use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
-use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, serve_with};
+use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, VerdictConfig, serve_with};
 use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::{MatchArgs, ReplayArgs};
@@ -191,81 +191,21 @@ pub fn finish(
     summary: &Summary,
     matching: &MatchArgs,
 ) -> anyhow::Result<ExitCode> {
-    let interactions = &engine.cassette().interactions;
-    let rules = engine.rules();
-    if !summary.unused.is_empty() {
-        let mut text = format!(
-            "{} recorded interaction(s) were never used:",
-            summary.unused.len()
-        );
-        for &position in &summary.unused {
-            let interaction = &interactions[position];
-            let params = interaction
-                .client
-                .message()
-                .get("params")
-                .map(redact::mask_value);
-            let canonical = mcpcassette::matching::canonical(interaction.method(), params.as_ref());
-            text.push_str(&format!("\n  #{position} {}", shorten(&canonical)));
+    if let Some(unused) = engine.unused_report(summary) {
+        tracing::info!("{unused}");
+    }
+    let config = VerdictConfig {
+        fail_on_unused: matching.fail_on_unused,
+    };
+    let code = match engine.verdict(summary, &config) {
+        Ok(()) => exit::OK,
+        Err(failure) => {
+            tracing::error!("{failure}");
+            exit::UNMATCHED
         }
-        tracing::info!("{text}");
-    }
-    for &case in &summary.unused_cases {
-        tracing::info!(
-            "hand-written case #{case} ({}) answered nothing",
-            rules.cases[case].method
-        );
-    }
-    let code = verdict(engine, summary, matching);
+    };
     if let Some(path) = &matching.report {
         super::report::replayed(path, engine, summary, code)?;
     }
     Ok(ExitCode::from(code))
-}
-
-/// The exit code the summary earns, each reason said on stderr.
-fn verdict(engine: &Engine, summary: &Summary, matching: &MatchArgs) -> u8 {
-    let rules = engine.rules();
-    if !summary.misses.is_empty() {
-        tracing::error!(
-            "{} request(s) had no recorded answer in {}",
-            summary.misses.len() + summary.misses_not_kept,
-            engine.config().path.display()
-        );
-        return exit::UNMATCHED;
-    }
-    if !summary.unanswered.is_empty() {
-        let listed: Vec<String> = summary
-            .unanswered
-            .iter()
-            .map(|u| format!("id {} (#{} {})", u.id, u.interaction, u.label))
-            .collect();
-        tracing::error!(
-            "{} request(s) were never answered: the interaction that matched each was recorded without a response (cancelled, or still open when recording stopped); re-record it: {}",
-            summary.unanswered.len(),
-            listed.join(", ")
-        );
-        return exit::UNMATCHED;
-    }
-    if rules.strategy == mcpcassette::matching::Strategy::Strict
-        && !summary.answer_mismatches.is_empty()
-    {
-        tracing::error!(
-            "strategy strict: the client answered {} replayed sampling or elicitation request(s) differently from the recording",
-            summary.answer_mismatches.len()
-        );
-        return exit::UNMATCHED;
-    }
-    if matching.fail_on_unused && !(summary.unused.is_empty() && summary.unused_cases.is_empty()) {
-        tracing::error!("--fail-on-unused: recorded interactions were never used");
-        return exit::UNMATCHED;
-    }
-    exit::OK
-}
-
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(100) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }

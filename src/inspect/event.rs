@@ -9,9 +9,9 @@ use serde_json::Value;
 use crate::cassette::Direction;
 use crate::check::Code;
 use crate::jsonrpc::{self, Kind};
-use crate::record::Paired;
 use crate::redact::Redactor;
 use crate::schema::Violation;
+use crate::transport::pairing::Paired;
 
 /// One message that passed: metadata only, never params or results, with
 /// every string masked. Serialized, it is a line of the `--log` file:

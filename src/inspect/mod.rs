@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cassette::Direction;
-use crate::record::{Observer, Paired, Pairing};
+use crate::record::Observer;
 use crate::redact::Redactor;
+use crate::transport::pairing::{Paired, Pairing};
 
 pub use event::{Event, EventKind, Flag};
 pub use summary::{Latency, MethodSummary, Summary, Totals};

@@ -10,7 +10,7 @@ mod watch;
 pub use error::RecordError;
 pub use http::{HttpRecordConfig, HttpRecordOutcome, record_http};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
-pub use watch::{Paired, Pairing, Watch};
+pub use watch::Watch;
 
 use std::path::Path;
 

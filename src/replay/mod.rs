@@ -11,6 +11,7 @@ mod report;
 mod session_traffic;
 mod stdio;
 mod upstream;
+mod verdict;
 
 pub use crate::serve::{BARRIER, Delivery, Drain, Handled, Pace, Sink, StdioConfig};
 pub use answers::{ANSWER_MISMATCH, AnswerMismatch};
@@ -22,3 +23,4 @@ pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, sh
 pub use session_traffic::{SessionScript, file_into as file_session_traffic};
 pub use stdio::{serve, serve_with};
 pub use upstream::{Forwarding, Upstream, UpstreamFailure};
+pub use verdict::{Failure, VerdictConfig};
