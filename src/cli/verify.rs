@@ -5,7 +5,6 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::anyhow;
 use mcpcassette::drift::render::{self, RenderOptions};
 use mcpcassette::drift::{Target, UpdateMode, VerifyConfig, verify};
 use mcpcassette::mode::process_env;
@@ -16,9 +15,7 @@ use super::args::VerifyArgs;
 /// Exit 0 without drift, 1 with drift, 2 (via the error) when it could not
 /// be verified.
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    let (update, why) = UpdateMode::from_env(process_env)
-        .map_err(|e| anyhow!(e))?
-        .resolve(process_env);
+    let (update, why) = UpdateMode::from_env(process_env)?.resolve(process_env);
     let target = match (args.url, args.command.is_empty()) {
         (Some(url), _) => Target::Url(url),
         (None, true) => Target::Recorded,

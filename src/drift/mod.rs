@@ -29,7 +29,7 @@ use serde_json::Value;
 
 pub use crate::cassette::NormalizeRule;
 pub use assert::assert_verified;
-pub use update::UpdateMode;
+pub use update::{UnknownUpdateMode, UpdateMode};
 pub use verify::{Target, Verification, VerifyConfig, verify};
 
 /// Why verifying could not be done (as opposed to finding drift).

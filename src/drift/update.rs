@@ -8,6 +8,14 @@ use serde::Serialize;
 /// The variable that sets the update mode.
 pub const UPDATE_VAR: &str = "MCPCASSETTE_UPDATE";
 
+/// `MCPCASSETTE_UPDATE` holds something that is not an update mode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{UPDATE_VAR}={:?} is not an update mode; use one of: {names}", .0, names = UpdateMode::NAMES.join(", "))]
+pub struct UnknownUpdateMode(
+    /// The value found.
+    pub String,
+);
+
 /// What to do with a cassette whose live answers drifted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -41,7 +49,7 @@ impl UpdateMode {
     /// From `MCPCASSETTE_UPDATE` (unset or empty: `Auto`). An unknown value
     /// is an error rather than a default, so a typo cannot silently turn
     /// updating off (or on).
-    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<UpdateMode, String> {
+    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<UpdateMode, UnknownUpdateMode> {
         let Some(value) = env(UPDATE_VAR) else {
             return Ok(UpdateMode::Auto);
         };
@@ -49,12 +57,7 @@ impl UpdateMode {
         if value.is_empty() {
             return Ok(UpdateMode::Auto);
         }
-        UpdateMode::parse(value).ok_or_else(|| {
-            format!(
-                "{UPDATE_VAR}={value:?} is not an update mode; use one of: {}",
-                UpdateMode::NAMES.join(", ")
-            )
-        })
+        UpdateMode::parse(value).ok_or_else(|| UnknownUpdateMode(value.to_owned()))
     }
 
     /// Resolves `Auto` with [`crate::mode::ci_detected`]; also returns why,
@@ -110,7 +113,9 @@ mod tests {
 
     #[test]
     fn unknown_value_names_the_variable_and_the_choices() {
-        let error = UpdateMode::from_env(env(&[("MCPCASSETTE_UPDATE", "yes")])).unwrap_err();
+        let error = UpdateMode::from_env(env(&[("MCPCASSETTE_UPDATE", "yes")]))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("MCPCASSETTE_UPDATE"), "{error}");
         assert!(error.contains("\"yes\""), "{error}");
         assert!(error.contains("auto, new, always, no"), "{error}");
