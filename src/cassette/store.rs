@@ -273,7 +273,7 @@ pub(crate) fn to_pointer(path: &serde_path_to_error::Path) -> String {
         pointer.push('/');
         match segment {
             Segment::Seq { index } => pointer.push_str(&index.to_string()),
-            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Segment::Map { key } => pointer.push_str(&crate::json::pointer_segment(key)),
             Segment::Enum { variant } => pointer.push_str(variant),
             Segment::Unknown => pointer.push('?'),
         }
