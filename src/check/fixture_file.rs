@@ -1,4 +1,4 @@
-//! `check` for fixtures (docs/fixture-format.md): structure and version,
+//! `check` for fixture files (docs/fixture-format.md): structure and version,
 //! every definition and answer against the MCP shapes of the newest
 //! protocol version the fixture speaks, tool answers against the tool's
 //! `outputSchema`, cases that can never match valid tool arguments or never
