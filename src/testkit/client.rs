@@ -75,7 +75,7 @@ impl TestClient {
         ));
         let version = match era {
             Era::Modern => protocol::MODERN_VERSION,
-            _ => protocol::LEGACY_VERSIONS[protocol::LEGACY_VERSIONS.len() - 1],
+            _ => protocol::LATEST_LEGACY_VERSION,
         };
         let mut client = TestClient {
             era,
