@@ -14,7 +14,7 @@ use super::messages::push_violations;
 use super::{CheckConfig, Lines};
 use crate::fixture::{self, Fixture, FixtureCase, FixtureError};
 use crate::json::is_subset;
-use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation};
+use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation, ViolationKind};
 
 /// Every finding for a document that [`fixture::is_fixture`], lines filled
 /// in.
@@ -226,7 +226,7 @@ fn tool_arguments(fixture: &Fixture, findings: &mut Vec<Finding>) {
                     let Some(validator) = &validator else { continue };
                     for violation in validator.check(&case.when) {
                         findings.push(Finding::new(
-                            Code::ToolArguments,
+                            Code::Schema(ViolationKind::ToolArguments),
                             format!("{pointer}{}", violation.pointer),
                             format!(
                                 "this case of `{name}` can never match valid arguments: {}",
@@ -236,7 +236,7 @@ fn tool_arguments(fixture: &Fixture, findings: &mut Vec<Finding>) {
                     }
                 }
                 _ => findings.push(Finding::new(
-                    Code::ToolArguments,
+                    Code::Schema(ViolationKind::ToolArguments),
                     pointer,
                     format!(
                         "this case of `{name}` can never match: tool arguments are an object, so `when` must be one"
@@ -263,7 +263,7 @@ fn tool_outputs(fixture: &Fixture, findings: &mut Vec<Finding>) {
         let mut judge = |pointer: String, result: &Value, what: &str| {
             for violation in output.check(result) {
                 findings.push(Finding::new(
-                    Code::StructuredContent,
+                    Code::Schema(ViolationKind::StructuredContent),
                     format!("{pointer}{}", violation.pointer),
                     format!("{what} of `{name}`: {}", violation.message),
                 ));
@@ -281,7 +281,7 @@ fn tool_outputs(fixture: &Fixture, findings: &mut Vec<Finding>) {
                 let generated = crate::example::tool_result(Some(schema), "");
                 if !output.check(&generated).is_empty() {
                     findings.push(Finding::new(
-                        Code::StructuredContent,
+                        Code::Schema(ViolationKind::StructuredContent),
                         format!("/tools/{t}/outputSchema"),
                         format!(
                             "no value generated from the outputSchema of `{name}` satisfies it, so the generated result would break it: give the tool a `result`"
