@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::json::Selector;
+use crate::jsonrpc::RpcError;
 use crate::redact::{RedactRule, RegexText};
 
 /// How live requests are paired with recorded ones.
@@ -168,8 +169,7 @@ impl Rules {
                 ));
             }
             if let Some(error) = &case.error
-                && !(error.get("code").is_some_and(Value::is_i64)
-                    && error.get("message").is_some_and(Value::is_string))
+                && RpcError::from_value(error).is_none()
             {
                 return Err(format!(
                     "/cases/{i}/error: needs an integer `code` and a string `message`"

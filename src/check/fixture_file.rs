@@ -14,6 +14,7 @@ use super::messages::push_violations;
 use super::{CheckConfig, Lines};
 use crate::fixture::{self, Fixture, FixtureCase, FixtureError};
 use crate::json::is_subset;
+use crate::jsonrpc::RpcError;
 use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation, ViolationKind};
 
 /// Every finding for a document that [`fixture::is_fixture`], lines filled
@@ -489,7 +490,7 @@ impl Answers<'_> {
         base: &str,
         method: &str,
         result: &Option<Value>,
-        error: &Option<Value>,
+        error: &Option<RpcError>,
     ) {
         let answer = match (result, error) {
             (Some(result), _) => Ok(result),
@@ -508,7 +509,7 @@ impl Answers<'_> {
         findings: &mut Vec<Finding>,
         base: &str,
         method: &str,
-        answer: Result<&Value, &Value>,
+        answer: Result<&Value, &RpcError>,
     ) {
         let response = match answer {
             Ok(result) => {
@@ -519,7 +520,7 @@ impl Answers<'_> {
                 };
                 json!({"jsonrpc": "2.0", "id": 0, "result": result})
             }
-            Err(error) => json!({"jsonrpc": "2.0", "id": 0, "error": error}),
+            Err(error) => error.response(json!(0)),
         };
         let mut violations: Vec<Violation> =
             schema::check_message(self.version, &response, Some(method));
