@@ -42,10 +42,19 @@ pub enum OnExhausted {
     RepeatLast,
 }
 
-/// A hand-written answer for requests that match `when`.
+/// A hand-written answer in a cassette's rules: for requests of `method`
+/// whose params `when` matches, tried only when nothing recorded does.
+///
+/// Not a `fixture::ItemCase`, though both are "a pattern and an
+/// answer": a cassette's cases are one list for every method, so each
+/// names its method and matches the whole `params`; and its `error` stays
+/// the JSON as written, so that [`Rules::validate`] can name a malformed
+/// one by pointer (a fixture checks its cases before they are typed). One
+/// struct for both would need `method` optional in cassettes, and serde's
+/// `flatten` cannot share the common fields under `deny_unknown_fields`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Case {
+pub struct MethodCase {
     /// The method it answers.
     pub method: String,
     /// A recursive subset of the params: objects may carry extra fields,
@@ -55,7 +64,7 @@ pub struct Case {
     /// The result to answer with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
-    /// Or the JSON-RPC error (`code`, `message`, `data`).
+    /// Or the JSON-RPC error (`code`, `message`, `data`), as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,
 }
@@ -81,7 +90,7 @@ pub struct Rules {
     pub keys: BTreeMap<String, Vec<Selector>>,
     /// Hand-written answers, tried in order when nothing recorded matches.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cases: Vec<Case>,
+    pub cases: Vec<MethodCase>,
     /// What recording masked beyond the defaults (`--redact`). Replay masks
     /// live requests the same way before matching, so a redacted cassette
     /// still answers.

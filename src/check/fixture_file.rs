@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::findings::{Code, Finding};
 use super::messages::push_violations;
 use super::{CheckConfig, Lines};
-use crate::fixture::{self, Fixture, FixtureCase, FixtureError};
+use crate::fixture::{self, Fixture, FixtureError, ItemCase};
 use crate::json::is_subset;
 use crate::jsonrpc::RpcError;
 use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation, ViolationKind};
@@ -157,7 +157,7 @@ fn unreachable(fixture: &Fixture, findings: &mut Vec<Finding>) {
                 .map(|(i, p)| (format!("/prompts/{i}"), &p.cases)),
         );
     for (base, cases) in items {
-        let located: Vec<(String, &FixtureCase)> = cases
+        let located: Vec<(String, &ItemCase)> = cases
             .iter()
             .enumerate()
             .map(|(j, case)| (format!("{base}/cases/{j}"), case))
@@ -165,7 +165,7 @@ fn unreachable(fixture: &Fixture, findings: &mut Vec<Finding>) {
         shadowed(&located, findings);
     }
     // Every template's cases are tried, in order, before any fallback.
-    let templates: Vec<(String, &FixtureCase)> = fixture
+    let templates: Vec<(String, &ItemCase)> = fixture
         .resource_templates
         .iter()
         .enumerate()
@@ -180,9 +180,9 @@ fn unreachable(fixture: &Fixture, findings: &mut Vec<Finding>) {
     shadowed(&templates, findings);
 }
 
-fn shadowed(cases: &[(String, &FixtureCase)], findings: &mut Vec<Finding>) {
+fn shadowed(cases: &[(String, &ItemCase)], findings: &mut Vec<Finding>) {
     let everything = json!({});
-    let when = |case: &FixtureCase| -> Value {
+    let when = |case: &ItemCase| -> Value {
         if case.when.is_null() {
             everything.clone()
         } else {
@@ -476,7 +476,7 @@ impl Answers<'_> {
         }
     }
 
-    fn cases(&mut self, base: &str, method: &str, cases: &[FixtureCase]) {
+    fn cases(&mut self, base: &str, method: &str, cases: &[ItemCase]) {
         for (j, case) in cases.iter().enumerate() {
             let pointer = format!("{base}/cases/{j}");
             self.fallback(&pointer, method, &case.result, &case.error);

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use super::{Key, MessageKind, key_from_canonical};
-use crate::cassette::{Case, Rules};
+use crate::cassette::{MethodCase, Rules};
 use crate::json::canonical_json;
 
 impl Rules {
@@ -64,13 +64,19 @@ impl Rules {
     }
 
     /// The first hand-written case that answers `method` with `params`.
-    pub fn case_for(&self, method: &str, params: Option<&Value>) -> Option<(usize, &Case)> {
+    pub fn case_for(&self, method: &str, params: Option<&Value>) -> Option<(usize, &MethodCase)> {
         let empty = json!({});
         let params = params.unwrap_or(&empty);
-        self.cases.iter().enumerate().find(|(_, case)| {
-            case.method == method
-                && (case.when.is_null() || crate::json::is_subset(&case.when, params))
-        })
+        (self.cases.iter().enumerate()).find(|(_, case)| case.matches(method, params))
+    }
+}
+
+impl MethodCase {
+    /// Whether it answers `method` with `params` (or with any params that
+    /// hold `params`, when `params` is another case's `when`): same
+    /// method, and `when` absent or a recursive subset of them.
+    pub fn matches(&self, method: &str, params: &Value) -> bool {
+        self.method == method && (self.when.is_null() || crate::json::is_subset(&self.when, params))
     }
 }
 
