@@ -169,20 +169,17 @@ impl Rules {
     }
 
     /// Checks what serde cannot: each case has exactly one of `result` and
-    /// `error`. Errors name the case by JSON pointer under the rules.
-    pub fn validate(&self) -> Result<(), String> {
+    /// `error`, and an `error` is a JSON-RPC error object. The first
+    /// problem is returned, naming the case ([`RulesError::pointer`]).
+    pub fn validate(&self) -> Result<(), RulesError> {
         for (i, case) in self.cases.iter().enumerate() {
             if case.result.is_some() == case.error.is_some() {
-                return Err(format!(
-                    "/cases/{i}: a case needs exactly one of `result` and `error`"
-                ));
+                return Err(RulesError::CaseAnswer { case: i });
             }
             if let Some(error) = &case.error
                 && RpcError::from_value(error).is_none()
             {
-                return Err(format!(
-                    "/cases/{i}/error: needs an integer `code` and a string `message`"
-                ));
+                return Err(RulesError::CaseError { case: i });
             }
         }
         Ok(())
@@ -206,6 +203,53 @@ impl Rules {
             parts.push(format!("{} hand-written case(s)", self.cases.len()));
         }
         parts.join("; ")
+    }
+}
+
+/// Why a cassette's rules cannot be used. A problem with a case reads
+/// `POINTER: PROBLEM`, the pointer rooted at the rules (`/cases/2/error`),
+/// so that a loader can root it at the file.
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    /// A case with both or neither of `result` and `error`.
+    #[error("{}: {}", self.pointer(), self.problem())]
+    CaseAnswer {
+        /// Its index in `cases`.
+        case: usize,
+    },
+    /// A case whose `error` lacks an integer `code` or a string `message`.
+    #[error("{}: {}", self.pointer(), self.problem())]
+    CaseError {
+        /// Its index in `cases`.
+        case: usize,
+    },
+    /// A redaction rule (`redact`) that cannot be built.
+    #[error(transparent)]
+    Redaction(#[from] crate::redact::RedactError),
+}
+
+impl RulesError {
+    /// Where, as a JSON pointer under the rules; empty when the problem
+    /// is not one place (a redaction rule).
+    pub fn pointer(&self) -> String {
+        match self {
+            RulesError::CaseAnswer { case } => format!("/cases/{case}"),
+            RulesError::CaseError { case } => format!("/cases/{case}/error"),
+            RulesError::Redaction(_) => String::new(),
+        }
+    }
+
+    /// What is wrong, without the place.
+    pub fn problem(&self) -> String {
+        match self {
+            RulesError::CaseAnswer { .. } => {
+                "a case needs exactly one of `result` and `error`".to_owned()
+            }
+            RulesError::CaseError { .. } => {
+                "needs an integer `code` and a string `message`".to_owned()
+            }
+            RulesError::Redaction(e) => e.to_string(),
+        }
     }
 }
 
@@ -327,6 +371,30 @@ mod tests {
             .map(Selector::as_str)
             .collect();
         assert_eq!(keys, ["/params/name", "/params/arguments/q"]);
+    }
+
+    #[test]
+    fn rule_errors_name_the_case_and_the_problem() {
+        let error = RulesError::CaseError { case: 2 };
+        assert_eq!(error.pointer(), "/cases/2/error");
+        assert_eq!(
+            error.to_string(),
+            "/cases/2/error: needs an integer `code` and a string `message`"
+        );
+        assert_eq!(
+            error.problem(),
+            "needs an integer `code` and a string `message`"
+        );
+        let rules = Rules {
+            cases: vec![MethodCase {
+                method: "m".into(),
+                when: Value::Null,
+                result: None,
+                error: Some(serde_json::json!({"code": 1, "message": "x"})),
+            }],
+            ..Rules::default()
+        };
+        assert!(rules.validate().is_ok());
     }
 
     #[test]

@@ -62,9 +62,10 @@ pub enum DriftError {
         /// What went wrong.
         message: String,
     },
-    /// A redaction or normalisation rule is unusable.
-    #[error("{0}")]
-    Rules(String),
+    /// The cassette's rules are unusable (a redaction rule that does not
+    /// build).
+    #[error(transparent)]
+    Rules(#[from] crate::cassette::RulesError),
 }
 
 /// How one interaction compares.

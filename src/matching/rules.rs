@@ -215,12 +215,18 @@ mod tests {
     fn cases_need_exactly_one_answer() {
         let rules: Rules = serde_json::from_value(json!({"cases": [{"method": "m"}]})).unwrap();
         assert_eq!(
-            rules.validate().unwrap_err(),
+            rules.validate().unwrap_err().to_string(),
             "/cases/0: a case needs exactly one of `result` and `error`"
         );
         let rules: Rules =
             serde_json::from_value(json!({"cases": [{"method": "m", "error": {"code": "x"}}]}))
                 .unwrap();
-        assert!(rules.validate().unwrap_err().starts_with("/cases/0/error"));
+        assert!(
+            rules
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .starts_with("/cases/0/error")
+        );
     }
 }
