@@ -2,8 +2,10 @@
 //!
 //! Messages stay `serde_json::Value`s so that what we record is exactly what
 //! was sent (key order included, thanks to `preserve_order`); this module only
-//! classifies them and builds the few messages we originate ourselves.
+//! classifies them, builds the few messages we originate ourselves, and reads
+//! error objects ([`RpcError`]).
 
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
 
 /// JSON-RPC's own error codes.
@@ -18,6 +20,94 @@ pub mod codes {
     pub const INVALID_PARAMS: i64 = -32602;
     /// MCP 2026-07-28: the requested protocol version is not supported.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// A JSON-RPC error object, `{"code", "message", "data"?}`: what a fixture
+/// or a mock answers with, what a test client gets back. One type for
+/// every error we read or write, so they serialise alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct RpcError {
+    /// The error code (see [`codes`]).
+    pub code: i64,
+    /// The one-line description.
+    pub message: String,
+    /// Anything else the error carries. Present, even as `null`, it is
+    /// kept and written back (a fixture's `"data": null` is answered as
+    /// written); absent, it is left out.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub data: Option<Value>,
+}
+
+/// A member that is there, `null` included (plain `Option` reads `null`
+/// as absent).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+impl RpcError {
+    /// An error with no data.
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The same error carrying `data`.
+    pub fn with_data(mut self, data: Value) -> RpcError {
+        self.data = Some(data);
+        self
+    }
+
+    /// A well-formed error object (an integer `code`, a string `message`;
+    /// other members ignored), or `None`: for checking what someone wrote.
+    pub fn from_value(error: &Value) -> Option<RpcError> {
+        error.as_object()?;
+        RpcError::deserialize(error).ok()
+    }
+
+    /// The error object as it goes on the wire (`data` left out when
+    /// `None`).
+    pub fn to_value(&self) -> Value {
+        let mut error = Map::new();
+        error.insert("code".into(), self.code.into());
+        error.insert("message".into(), self.message.clone().into());
+        if let Some(data) = &self.data {
+            error.insert("data".into(), data.clone());
+        }
+        Value::Object(error)
+    }
+
+    /// The error response to request `id`.
+    pub fn response(&self, id: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "error": self.to_value()})
+    }
+}
+
+/// The `error` of a response, if it has one, read as far as it goes: a
+/// peer's error is reported, not judged, so a missing or mistyped `code`
+/// reads as 0 and `message` as empty (see [`RpcError::from_value`] to
+/// judge one).
+pub fn error_of(response: &Value) -> Option<RpcError> {
+    let error = response.get("error")?;
+    Some(RpcError {
+        code: error
+            .get("code")
+            .and_then(Value::as_i64)
+            .unwrap_or_default(),
+        message: error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        data: error.get("data").cloned(),
+    })
 }
 
 /// What a JSON value is, as a JSON-RPC message.
@@ -134,13 +224,12 @@ pub fn result_response(id: Value, result: Value) -> Value {
 
 /// An error response; `data` is left out when `None`.
 pub fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
-    let mut error = Map::new();
-    error.insert("code".into(), code.into());
-    error.insert("message".into(), message.into());
-    if let Some(data) = data {
-        error.insert("data".into(), data);
+    RpcError {
+        code,
+        message: message.to_owned(),
+        data,
     }
-    json!({"jsonrpc": "2.0", "id": id, "error": error})
+    .response(id)
 }
 
 /// Encoded messages joined into one JSON-RPC batch array.
@@ -198,6 +287,50 @@ mod tests {
         assert_eq!(
             batch(&[b"{\"a\":1}".to_vec(), b"2".to_vec()]),
             b"[{\"a\":1},2]"
+        );
+    }
+
+    #[test]
+    fn error_objects_read_and_write_alike() {
+        let written = json!({"message": "m", "code": -32000, "data": null, "extra": 1});
+        let error = RpcError::from_value(&written).unwrap();
+        assert_eq!(error, RpcError::new(-32000, "m").with_data(Value::Null));
+        assert_eq!(error.to_string(), "-32000: m");
+        assert_eq!(
+            error.to_value(),
+            json!({"code": -32000, "message": "m", "data": null})
+        );
+        assert_eq!(serde_json::to_value(&error).unwrap(), error.to_value());
+        let plain: RpcError = serde_json::from_value(json!({"code": 1, "message": "x"})).unwrap();
+        assert_eq!(plain.data, None);
+        assert_eq!(plain.to_value(), json!({"code": 1, "message": "x"}));
+        for bad in [
+            json!({"code": "1", "message": "x"}),
+            json!({"code": 1.5, "message": "x"}),
+            json!({"code": 1}),
+            json!([1, "x"]),
+        ] {
+            assert_eq!(RpcError::from_value(&bad), None, "{bad}");
+        }
+        assert_eq!(
+            error_response(json!(7), -32601, "no", None),
+            RpcError::new(-32601, "no").response(json!(7))
+        );
+    }
+
+    #[test]
+    fn error_of_reads_whatever_a_peer_sent() {
+        let response =
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 5, "message": "m", "data": [1]}});
+        assert_eq!(
+            error_of(&response),
+            Some(RpcError::new(5, "m").with_data(json!([1])))
+        );
+        let sloppy = json!({"jsonrpc": "2.0", "id": 1, "error": {"message": 3}});
+        assert_eq!(error_of(&sloppy), Some(RpcError::new(0, "")));
+        assert_eq!(
+            error_of(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            None
         );
     }
 

@@ -15,7 +15,8 @@ pub use format::{
 };
 pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
 pub use rules::{
-    Case, KeyRule, KeyRuleError, NormalizeRule, OnExhausted, RuleOverrides, Rules, Strategy,
+    KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
+    RulesError, Strategy,
 };
 pub(crate) use store::to_pointer;
 pub use store::{

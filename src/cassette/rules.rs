@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::json::Selector;
+use crate::jsonrpc::RpcError;
 use crate::redact::{RedactRule, RegexText};
 
 /// How live requests are paired with recorded ones.
@@ -41,10 +42,19 @@ pub enum OnExhausted {
     RepeatLast,
 }
 
-/// A hand-written answer for requests that match `when`.
+/// A hand-written answer in a cassette's rules: for requests of `method`
+/// whose params `when` matches, tried only when nothing recorded does.
+///
+/// Not a `fixture::ItemCase`, though both are "a pattern and an
+/// answer": a cassette's cases are one list for every method, so each
+/// names its method and matches the whole `params`; and its `error` stays
+/// the JSON as written, so that [`Rules::validate`] can name a malformed
+/// one by pointer (a fixture checks its cases before they are typed). One
+/// struct for both would need `method` optional in cassettes, and serde's
+/// `flatten` cannot share the common fields under `deny_unknown_fields`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Case {
+pub struct MethodCase {
     /// The method it answers.
     pub method: String,
     /// A recursive subset of the params: objects may carry extra fields,
@@ -54,7 +64,7 @@ pub struct Case {
     /// The result to answer with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
-    /// Or the JSON-RPC error (`code`, `message`, `data`).
+    /// Or the JSON-RPC error (`code`, `message`, `data`), as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,
 }
@@ -80,7 +90,7 @@ pub struct Rules {
     pub keys: BTreeMap<String, Vec<Selector>>,
     /// Hand-written answers, tried in order when nothing recorded matches.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cases: Vec<Case>,
+    pub cases: Vec<MethodCase>,
     /// What recording masked beyond the defaults (`--redact`). Replay masks
     /// live requests the same way before matching, so a redacted cassette
     /// still answers.
@@ -159,21 +169,17 @@ impl Rules {
     }
 
     /// Checks what serde cannot: each case has exactly one of `result` and
-    /// `error`. Errors name the case by JSON pointer under the rules.
-    pub fn validate(&self) -> Result<(), String> {
+    /// `error`, and an `error` is a JSON-RPC error object. The first
+    /// problem is returned, naming the case ([`RulesError::pointer`]).
+    pub fn validate(&self) -> Result<(), RulesError> {
         for (i, case) in self.cases.iter().enumerate() {
             if case.result.is_some() == case.error.is_some() {
-                return Err(format!(
-                    "/cases/{i}: a case needs exactly one of `result` and `error`"
-                ));
+                return Err(RulesError::CaseAnswer { case: i });
             }
             if let Some(error) = &case.error
-                && !(error.get("code").is_some_and(Value::is_i64)
-                    && error.get("message").is_some_and(Value::is_string))
+                && RpcError::from_value(error).is_none()
             {
-                return Err(format!(
-                    "/cases/{i}/error: needs an integer `code` and a string `message`"
-                ));
+                return Err(RulesError::CaseError { case: i });
             }
         }
         Ok(())
@@ -197,6 +203,53 @@ impl Rules {
             parts.push(format!("{} hand-written case(s)", self.cases.len()));
         }
         parts.join("; ")
+    }
+}
+
+/// Why a cassette's rules cannot be used. A problem with a case reads
+/// `POINTER: PROBLEM`, the pointer rooted at the rules (`/cases/2/error`),
+/// so that a loader can root it at the file.
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    /// A case with both or neither of `result` and `error`.
+    #[error("{}: {}", self.pointer(), self.problem())]
+    CaseAnswer {
+        /// Its index in `cases`.
+        case: usize,
+    },
+    /// A case whose `error` lacks an integer `code` or a string `message`.
+    #[error("{}: {}", self.pointer(), self.problem())]
+    CaseError {
+        /// Its index in `cases`.
+        case: usize,
+    },
+    /// A redaction rule (`redact`) that cannot be built.
+    #[error(transparent)]
+    Redaction(#[from] crate::redact::RedactError),
+}
+
+impl RulesError {
+    /// Where, as a JSON pointer under the rules; empty when the problem
+    /// is not one place (a redaction rule).
+    pub fn pointer(&self) -> String {
+        match self {
+            RulesError::CaseAnswer { case } => format!("/cases/{case}"),
+            RulesError::CaseError { case } => format!("/cases/{case}/error"),
+            RulesError::Redaction(_) => String::new(),
+        }
+    }
+
+    /// What is wrong, without the place.
+    pub fn problem(&self) -> String {
+        match self {
+            RulesError::CaseAnswer { .. } => {
+                "a case needs exactly one of `result` and `error`".to_owned()
+            }
+            RulesError::CaseError { .. } => {
+                "needs an integer `code` and a string `message`".to_owned()
+            }
+            RulesError::Redaction(e) => e.to_string(),
+        }
     }
 }
 
@@ -318,6 +371,30 @@ mod tests {
             .map(Selector::as_str)
             .collect();
         assert_eq!(keys, ["/params/name", "/params/arguments/q"]);
+    }
+
+    #[test]
+    fn rule_errors_name_the_case_and_the_problem() {
+        let error = RulesError::CaseError { case: 2 };
+        assert_eq!(error.pointer(), "/cases/2/error");
+        assert_eq!(
+            error.to_string(),
+            "/cases/2/error: needs an integer `code` and a string `message`"
+        );
+        assert_eq!(
+            error.problem(),
+            "needs an integer `code` and a string `message`"
+        );
+        let rules = Rules {
+            cases: vec![MethodCase {
+                method: "m".into(),
+                when: Value::Null,
+                result: None,
+                error: Some(serde_json::json!({"code": 1, "message": "x"})),
+            }],
+            ..Rules::default()
+        };
+        assert!(rules.validate().is_ok());
     }
 
     #[test]

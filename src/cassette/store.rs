@@ -86,9 +86,8 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError>
 fn accepted(path: &Path, text: &str, cassette: Cassette) -> Result<Cassette, CassetteError> {
     let cassette = versioned(path, cassette)?;
     if let Err(problem) = cassette.rules.validate() {
-        // `validate` names the place as `/cases/N…: what`.
-        let (pointer, message) = problem.split_once(": ").unwrap_or(("", problem.as_str()));
-        let pointer = format!("/rules{pointer}");
+        // `validate` names the place under the rules.
+        let pointer = format!("/rules{}", problem.pointer());
         let line = crate::json::Lines::index(text)
             .line_of(&pointer)
             .unwrap_or(1);
@@ -97,7 +96,7 @@ fn accepted(path: &Path, text: &str, cassette: Cassette) -> Result<Cassette, Cas
             line,
             column: 1,
             pointer,
-            message: format!("invalid rules: {message}"),
+            message: format!("invalid rules: {}", problem.problem()),
         });
     }
     Ok(cassette)
@@ -273,7 +272,7 @@ pub(crate) fn to_pointer(path: &serde_path_to_error::Path) -> String {
         pointer.push('/');
         match segment {
             Segment::Seq { index } => pointer.push_str(&index.to_string()),
-            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Segment::Map { key } => pointer.push_str(&crate::json::pointer_segment(key)),
             Segment::Enum { variant } => pointer.push_str(variant),
             Segment::Unknown => pointer.push('?'),
         }

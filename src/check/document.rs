@@ -83,8 +83,12 @@ pub fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
             other => Finding::new(Code::Structure, "", other.to_string()),
         }]
     })?;
-    if let Err(message) = cassette.rules.validate() {
-        return Err(vec![Finding::new(Code::Structure, "/rules", message)]);
+    if let Err(problem) = cassette.rules.validate() {
+        return Err(vec![Finding::new(
+            Code::Structure,
+            "/rules",
+            problem.to_string(),
+        )]);
     }
     Ok(Read::Cassette(document, Box::new(cassette)))
 }

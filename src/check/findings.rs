@@ -20,7 +20,12 @@ pub enum Severity {
 
 /// One kind of finding. The numbering groups them: `MC0xx` the file,
 /// `MC1xx` the JSON-RPC envelope, `MC2xx` MCP shapes, `MC3xx` the
-/// cassette's structure, `MC4xx` secrets.
+/// cassette's structure, `MC4xx` secrets. The `MC1xx` and `MC2xx` codes are
+/// the schema's own [`ViolationKind`]s, one code each, so that a new kind
+/// cannot be reported without a code; the rest are `check`'s own.
+///
+/// The order (findings on one line sort by it) is the declaration order,
+/// with [`Code::Schema`] ordered by its kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Code {
     /// The file ends in the middle of its JSON.
@@ -33,41 +38,9 @@ pub enum Code {
     FormatVersion,
     /// The JSON is not a cassette (a field is missing or has the wrong type).
     Structure,
-    /// `jsonrpc` is not `"2.0"`.
-    JsonRpcVersion,
-    /// `method` is not a string.
-    MethodType,
-    /// `id` is not a number or a string.
-    IdType,
-    /// `params` is not an object or an array.
-    ParamsType,
-    /// A response has both or neither of `result` and `error`.
-    ResultXorError,
-    /// An `error` lacks an integer `code` or a string `message`.
-    ErrorShape,
-    /// A method the cassette's protocol version does not define.
-    UnknownMethod,
-    /// A request's params do not fit its method.
-    RequestParams,
-    /// A result does not fit its method.
-    ResultShape,
-    /// A notification's params do not fit its method.
-    Notification,
-    /// A tool definition is malformed (blank name, missing fields).
-    ToolDefinition,
-    /// A tool's `inputSchema` (or `outputSchema`) is not a valid object schema.
-    InputSchema,
-    /// A content item is malformed.
-    Content,
-    /// `resultType` is missing or wrong (2026-07-28).
-    ResultType,
-    /// Recorded tool arguments break the tool's advertised `inputSchema`.
-    ToolArguments,
-    /// A `tools/call` result lacks the `structuredContent` the tool's
-    /// `outputSchema` calls for, or carries one the schema rejects.
-    StructuredContent,
-    /// A message breaks the official schema given with `--schema`.
-    OfficialSchema,
+    /// A message (or a fixture's definition or answer) breaks a rule of
+    /// JSON-RPC or MCP: `MC101`…`MC211`.
+    Schema(ViolationKind),
     /// A response that pairs with no request.
     Unpaired,
     /// An interaction identical to an earlier one.
@@ -92,23 +65,23 @@ impl Code {
         Code::InvalidJson,
         Code::FormatVersion,
         Code::Structure,
-        Code::JsonRpcVersion,
-        Code::MethodType,
-        Code::IdType,
-        Code::ParamsType,
-        Code::ResultXorError,
-        Code::ErrorShape,
-        Code::UnknownMethod,
-        Code::RequestParams,
-        Code::ResultShape,
-        Code::Notification,
-        Code::ToolDefinition,
-        Code::InputSchema,
-        Code::Content,
-        Code::ResultType,
-        Code::ToolArguments,
-        Code::OfficialSchema,
-        Code::StructuredContent,
+        Code::Schema(ViolationKind::JsonRpcVersion),
+        Code::Schema(ViolationKind::MethodType),
+        Code::Schema(ViolationKind::IdType),
+        Code::Schema(ViolationKind::ParamsType),
+        Code::Schema(ViolationKind::ResultXorError),
+        Code::Schema(ViolationKind::ErrorShape),
+        Code::Schema(ViolationKind::UnknownMethod),
+        Code::Schema(ViolationKind::RequestParams),
+        Code::Schema(ViolationKind::ResultShape),
+        Code::Schema(ViolationKind::Notification),
+        Code::Schema(ViolationKind::ToolDefinition),
+        Code::Schema(ViolationKind::InputSchema),
+        Code::Schema(ViolationKind::Content),
+        Code::Schema(ViolationKind::ResultType),
+        Code::Schema(ViolationKind::ToolArguments),
+        Code::Schema(ViolationKind::OfficialSchema),
+        Code::Schema(ViolationKind::StructuredContent),
         Code::Unpaired,
         Code::Duplicate,
         Code::Contradictory,
@@ -126,23 +99,25 @@ impl Code {
             Code::InvalidJson => "MC003",
             Code::FormatVersion => "MC004",
             Code::Structure => "MC005",
-            Code::JsonRpcVersion => "MC101",
-            Code::MethodType => "MC102",
-            Code::IdType => "MC103",
-            Code::ParamsType => "MC104",
-            Code::ResultXorError => "MC105",
-            Code::ErrorShape => "MC106",
-            Code::UnknownMethod => "MC201",
-            Code::RequestParams => "MC202",
-            Code::ResultShape => "MC203",
-            Code::Notification => "MC204",
-            Code::ToolDefinition => "MC205",
-            Code::InputSchema => "MC206",
-            Code::Content => "MC207",
-            Code::ResultType => "MC208",
-            Code::ToolArguments => "MC209",
-            Code::OfficialSchema => "MC210",
-            Code::StructuredContent => "MC211",
+            Code::Schema(kind) => match kind {
+                ViolationKind::JsonRpcVersion => "MC101",
+                ViolationKind::MethodType => "MC102",
+                ViolationKind::IdType => "MC103",
+                ViolationKind::ParamsType => "MC104",
+                ViolationKind::ResultXorError => "MC105",
+                ViolationKind::ErrorShape => "MC106",
+                ViolationKind::UnknownMethod => "MC201",
+                ViolationKind::RequestParams => "MC202",
+                ViolationKind::ResultShape => "MC203",
+                ViolationKind::Notification => "MC204",
+                ViolationKind::ToolDefinition => "MC205",
+                ViolationKind::InputSchema => "MC206",
+                ViolationKind::Content => "MC207",
+                ViolationKind::ResultType => "MC208",
+                ViolationKind::ToolArguments => "MC209",
+                ViolationKind::OfficialSchema => "MC210",
+                ViolationKind::StructuredContent => "MC211",
+            },
             Code::Unpaired => "MC301",
             Code::Duplicate => "MC302",
             Code::Contradictory => "MC303",
@@ -161,23 +136,25 @@ impl Code {
             Code::InvalidJson => "invalid-json",
             Code::FormatVersion => "format-version",
             Code::Structure => "structure",
-            Code::JsonRpcVersion => "jsonrpc-version",
-            Code::MethodType => "method-type",
-            Code::IdType => "id-type",
-            Code::ParamsType => "params-type",
-            Code::ResultXorError => "result-xor-error",
-            Code::ErrorShape => "error-shape",
-            Code::UnknownMethod => "unknown-method",
-            Code::RequestParams => "request-params",
-            Code::ResultShape => "result-shape",
-            Code::Notification => "notification",
-            Code::ToolDefinition => "tool-definition",
-            Code::InputSchema => "input-schema",
-            Code::Content => "content",
-            Code::ResultType => "result-type",
-            Code::ToolArguments => "tool-arguments",
-            Code::OfficialSchema => "official-schema",
-            Code::StructuredContent => "structured-content",
+            Code::Schema(kind) => match kind {
+                ViolationKind::JsonRpcVersion => "jsonrpc-version",
+                ViolationKind::MethodType => "method-type",
+                ViolationKind::IdType => "id-type",
+                ViolationKind::ParamsType => "params-type",
+                ViolationKind::ResultXorError => "result-xor-error",
+                ViolationKind::ErrorShape => "error-shape",
+                ViolationKind::UnknownMethod => "unknown-method",
+                ViolationKind::RequestParams => "request-params",
+                ViolationKind::ResultShape => "result-shape",
+                ViolationKind::Notification => "notification",
+                ViolationKind::ToolDefinition => "tool-definition",
+                ViolationKind::InputSchema => "input-schema",
+                ViolationKind::Content => "content",
+                ViolationKind::ResultType => "result-type",
+                ViolationKind::ToolArguments => "tool-arguments",
+                ViolationKind::OfficialSchema => "official-schema",
+                ViolationKind::StructuredContent => "structured-content",
+            },
             Code::Unpaired => "unpaired",
             Code::Duplicate => "duplicate",
             Code::Contradictory => "contradictory",
@@ -191,9 +168,10 @@ impl Code {
     /// How bad it is.
     pub fn severity(self) -> Severity {
         match self {
-            Code::UnknownMethod | Code::Duplicate | Code::UnusedCase | Code::NoSuccess => {
-                Severity::Warning
-            }
+            Code::Schema(ViolationKind::UnknownMethod)
+            | Code::Duplicate
+            | Code::UnusedCase
+            | Code::NoSuccess => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -214,37 +192,7 @@ impl Code {
             Code::Structure => {
                 "see docs/cassette-format.md (or docs/fixture-format.md) for the fields and their types"
             }
-            Code::JsonRpcVersion => "set \"jsonrpc\": \"2.0\"",
-            Code::MethodType => "`method` must be a string such as \"tools/call\"",
-            Code::IdType => "use a number or a string as the id",
-            Code::ParamsType => "`params` must be an object",
-            Code::ResultXorError => "a response carries exactly one of `result` and `error`",
-            Code::ErrorShape => {
-                "an error is {\"code\": <integer>, \"message\": <string>, \"data\"?: <any>}"
-            }
-            Code::UnknownMethod => {
-                "fine for a custom method; otherwise check the spelling against the protocol version in the header"
-            }
-            Code::RequestParams | Code::ResultShape | Code::Notification => {
-                "compare with the schema of the protocol version in the cassette's header; a server that sends this breaks clients"
-            }
-            Code::ToolDefinition => "a tool needs a non-blank `name` and an `inputSchema`",
-            Code::InputSchema => {
-                "`inputSchema` must be a valid JSON Schema with \"type\": \"object\""
-            }
-            Code::Content => {
-                "content items are text, image, audio, resource_link or resource, each with its required fields"
-            }
-            Code::ResultType => {
-                "2026-07-28 results carry \"resultType\": \"complete\" (or \"input_required\")"
-            }
-            Code::ToolArguments => {
-                "the client sent arguments the server's own inputSchema rejects; fix the client or the schema"
-            }
-            Code::OfficialSchema => "see the official schema's definition named in the message",
-            Code::StructuredContent => {
-                "a tool with an outputSchema answers with `structuredContent` the schema accepts (SDK clients reject anything else); the text content may carry the same JSON"
-            }
+            Code::Schema(kind) => schema_hint(kind),
             Code::Unpaired => "a response's id must equal its request's id",
             Code::Duplicate => {
                 "remove the copy, or keep it if the server is expected to answer the same request twice"
@@ -268,27 +216,48 @@ impl Code {
     }
 }
 
+/// What usually fixes a schema violation of `kind`.
+fn schema_hint(kind: ViolationKind) -> &'static str {
+    match kind {
+        ViolationKind::JsonRpcVersion => "set \"jsonrpc\": \"2.0\"",
+        ViolationKind::MethodType => "`method` must be a string such as \"tools/call\"",
+        ViolationKind::IdType => "use a number or a string as the id",
+        ViolationKind::ParamsType => "`params` must be an object",
+        ViolationKind::ResultXorError => "a response carries exactly one of `result` and `error`",
+        ViolationKind::ErrorShape => {
+            "an error is {\"code\": <integer>, \"message\": <string>, \"data\"?: <any>}"
+        }
+        ViolationKind::UnknownMethod => {
+            "fine for a custom method; otherwise check the spelling against the protocol version in the header"
+        }
+        ViolationKind::RequestParams | ViolationKind::ResultShape | ViolationKind::Notification => {
+            "compare with the schema of the protocol version in the cassette's header; a server that sends this breaks clients"
+        }
+        ViolationKind::ToolDefinition => "a tool needs a non-blank `name` and an `inputSchema`",
+        ViolationKind::InputSchema => {
+            "`inputSchema` must be a valid JSON Schema with \"type\": \"object\""
+        }
+        ViolationKind::Content => {
+            "content items are text, image, audio, resource_link or resource, each with its required fields"
+        }
+        ViolationKind::ResultType => {
+            "2026-07-28 results carry \"resultType\": \"complete\" (or \"input_required\")"
+        }
+        ViolationKind::ToolArguments => {
+            "the client sent arguments the server's own inputSchema rejects; fix the client or the schema"
+        }
+        ViolationKind::OfficialSchema => {
+            "see the official schema's definition named in the message"
+        }
+        ViolationKind::StructuredContent => {
+            "a tool with an outputSchema answers with `structuredContent` the schema accepts (SDK clients reject anything else); the text content may carry the same JSON"
+        }
+    }
+}
+
 impl From<ViolationKind> for Code {
     fn from(kind: ViolationKind) -> Code {
-        match kind {
-            ViolationKind::JsonRpcVersion => Code::JsonRpcVersion,
-            ViolationKind::MethodType => Code::MethodType,
-            ViolationKind::IdType => Code::IdType,
-            ViolationKind::ParamsType => Code::ParamsType,
-            ViolationKind::ResultXorError => Code::ResultXorError,
-            ViolationKind::ErrorShape => Code::ErrorShape,
-            ViolationKind::UnknownMethod => Code::UnknownMethod,
-            ViolationKind::RequestParams => Code::RequestParams,
-            ViolationKind::ResultShape => Code::ResultShape,
-            ViolationKind::Notification => Code::Notification,
-            ViolationKind::ToolDefinition => Code::ToolDefinition,
-            ViolationKind::InputSchema => Code::InputSchema,
-            ViolationKind::Content => Code::Content,
-            ViolationKind::ResultType => Code::ResultType,
-            ViolationKind::ToolArguments => Code::ToolArguments,
-            ViolationKind::OfficialSchema => Code::OfficialSchema,
-            ViolationKind::StructuredContent => Code::StructuredContent,
-        }
+        Code::Schema(kind)
     }
 }
 
@@ -336,5 +305,31 @@ impl Finding {
     pub fn at_line(mut self, line: usize) -> Finding {
         self.line = Some(line);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_its_own_string_and_name() {
+        let mut strings: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        let mut names: Vec<&str> = Code::ALL.iter().map(|c| c.name()).collect();
+        strings.sort_unstable();
+        strings.dedup();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(strings.len(), Code::ALL.len());
+        assert_eq!(names.len(), Code::ALL.len());
+        assert_eq!(
+            Code::from(ViolationKind::UnknownMethod).as_str(),
+            "MC201",
+            "schema kinds keep their codes"
+        );
+        assert_eq!(
+            Code::Schema(ViolationKind::UnknownMethod).severity(),
+            Severity::Warning
+        );
     }
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::CheckConfig;
 use super::findings::{Code, Finding};
 use crate::cassette::{Cassette, ClientMessage, Event};
-use crate::schema::{self, ToolArguments, ToolOutput, Violation};
+use crate::schema::{self, ToolArguments, ToolOutput, Violation, ViolationKind};
 
 /// One message of a cassette, where it sits, and what it answers.
 pub struct Located<'a> {
@@ -192,7 +192,7 @@ pub fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
         let pointer = format!("/interactions/{i}/request/params/arguments");
         for violation in validator.check(arguments) {
             findings.push(Finding::new(
-                Code::ToolArguments,
+                Code::Schema(ViolationKind::ToolArguments),
                 format!("{pointer}{}", violation.pointer),
                 format!("arguments to `{name}`: {}", violation.message),
             ));
@@ -240,7 +240,7 @@ pub fn tool_output(
     };
     for violation in output.check(result) {
         findings.push(Finding::new(
-            Code::StructuredContent,
+            Code::Schema(ViolationKind::StructuredContent),
             format!("{pointer}{}", violation.pointer),
             format!("the result of `{name}`: {}", violation.message),
         ));

@@ -7,11 +7,11 @@
 //! (duplicates, contradictions, hand-written cases, secrets). Every finding
 //! has a stable [`Code`], a [`Severity`], a line and a JSON pointer.
 //! Fixtures (files with `fixture_version`) get checks of their own: see
-//! `fixture.rs`.
+//! `fixture_file.rs`.
 
 mod document;
 mod findings;
-mod fixture;
+mod fixture_file;
 mod messages;
 mod secrets;
 mod structure;
@@ -107,7 +107,7 @@ pub fn check_bytes(path: &Path, bytes: &[u8], config: &CheckConfig) -> FileRepor
 pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
     let mut findings = match document::read(path, text) {
         Err(findings) => findings,
-        Ok(document::Read::Fixture(document)) => fixture::check(path, text, &document, config),
+        Ok(document::Read::Fixture(document)) => fixture_file::check(path, text, &document, config),
         Ok(document::Read::Cassette(document, cassette)) => {
             let mut findings = Vec::new();
             messages::shapes(&cassette, config, &mut findings);

@@ -61,8 +61,7 @@ fn walk(
         Value::Object(members) => {
             for (name, member) in members {
                 let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+                crate::json::push_key(pointer, name);
                 walk(member, Some(name), pointer, redactor, findings);
                 pointer.truncate(len);
             }

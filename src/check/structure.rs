@@ -121,10 +121,8 @@ pub fn cases(cassette: &Cassette, version: Option<&str>, findings: &mut Vec<Find
         } else {
             &case.when
         };
-        if let Some(i) = cases[..j].iter().position(|earlier| {
-            earlier.method == case.method
-                && (earlier.when.is_null() || crate::json::is_subset(&earlier.when, when))
-        }) {
+        if let Some(i) = (cases[..j].iter()).position(|earlier| earlier.matches(&case.method, when))
+        {
             findings.push(Finding::new(
                 Code::UnreachableCase,
                 pointer.clone(),

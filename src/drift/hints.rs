@@ -96,7 +96,7 @@ fn walk<'a>(
         (Value::Object(a), Value::Object(b)) => {
             for (key, value) in a {
                 if let Some(other) = b.get(key) {
-                    path.push(escape(key));
+                    path.push(crate::json::pointer_segment(key).into_owned());
                     walk(old_root, new_root, value, other, path, hints);
                     path.pop();
                 }
@@ -184,11 +184,6 @@ fn absorbs(rule: &NormalizeRule, old: &Value, new: &Value) -> bool {
     rule.apply(&mut new);
     let (a, b) = (rule.selector.select(&old), rule.selector.select(&new));
     !a.is_empty() && a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.1 == y.1)
-}
-
-/// A key as a selector segment (`~` and `/` escaped as in JSON pointers).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

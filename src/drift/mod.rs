@@ -61,9 +61,10 @@ pub enum DriftError {
         /// What went wrong.
         message: String,
     },
-    /// A redaction or normalisation rule is unusable.
-    #[error("{0}")]
-    Rules(String),
+    /// The cassette's rules are unusable (a redaction rule that does not
+    /// build).
+    #[error(transparent)]
+    Rules(#[from] crate::cassette::RulesError),
 }
 
 impl From<crate::live::LiveError> for DriftError {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::driver::{DriveConfig, drive};
 use super::{DriftError, DriftReport, UpdateMode, compare, pending, sessions, streams};
-use crate::cassette::{self, Cassette, Transport};
+use crate::cassette::{self, Cassette, RulesError, Transport};
 use crate::live::{HttpLive, StdioLive};
 use crate::redact::Redactor;
 
@@ -81,8 +81,7 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         given => given.clone(),
     };
     // Masked as the recording was, so secrets neither differ nor leak.
-    let redactor =
-        Redactor::new(&recorded.rules.redaction()).map_err(|e| DriftError::Rules(e.to_string()))?;
+    let redactor = Redactor::new(&recorded.rules.redaction()).map_err(RulesError::from)?;
     // Each client session of an HTTP recording in a live session of its own.
     let sessions = match &target {
         Target::Url(_) => sessions::split(&recorded),

@@ -135,7 +135,7 @@ fn pointer(bytes: &[u8], frames: &[Frame]) -> String {
                 let key = bytes.get(*start..*end).unwrap_or_default();
                 let key: String = serde_json::from_slice(key)
                     .unwrap_or_else(|_| String::from_utf8_lossy(key).into_owned());
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                pointer.push_str(&super::pointer_segment(&key));
             }
             Frame::Object { key: None } => pointer.push('?'),
         }

@@ -9,6 +9,7 @@ mod canonical;
 mod depth;
 mod locate;
 mod message;
+mod pointer;
 mod selector;
 mod subset;
 mod wire;
@@ -17,24 +18,12 @@ pub use canonical::{canonical_json, write_canonical, write_object};
 pub use depth::{Nesting, TooDeep, nesting, position};
 pub use locate::Lines;
 pub use message::plain_error;
+pub use pointer::{pointer_segment, push_key};
 pub use selector::{Selector, SelectorError};
 pub use subset::{Mismatch, first_mismatch, is_subset};
 pub use wire::{parse_message, readable_id};
 
 use serde::de::DeserializeOwned;
-
-/// Appends `/key` to a JSON pointer, RFC 6901 escaped (`~` as `~0`, `/`
-/// as `~1`).
-pub fn push_key(pointer: &mut String, key: &str) {
-    pointer.push('/');
-    for c in key.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
-    }
-}
 
 /// The deepest a JSON-RPC message may nest (objects and arrays), on the
 /// wire and in every file: a message that parses on the wire also loads

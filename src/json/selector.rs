@@ -96,15 +96,7 @@ fn unescape(raw: &str) -> Option<String> {
 fn push_step(pointer: &mut String, step: Step<'_>) {
     pointer.push('/');
     match step {
-        Step::Key(key) => {
-            for c in key.chars() {
-                match c {
-                    '~' => pointer.push_str("~0"),
-                    '/' => pointer.push_str("~1"),
-                    c => pointer.push(c),
-                }
-            }
-        }
+        Step::Key(key) => pointer.push_str(&super::pointer_segment(key)),
         Step::Index(i) => pointer.push_str(&i.to_string()),
     }
 }

@@ -11,7 +11,7 @@ mod target;
 
 pub use matcher::{Answer, Matcher, OUT_OF_ORDER_METHODS, Refusal};
 // The rules are the cassette's data; matching implements them.
-pub use crate::cassette::{Case, OnExhausted, Rules, Strategy};
+pub use crate::cassette::{MethodCase, OnExhausted, Rules, Strategy};
 pub use target::{Target, same_target};
 
 use std::fmt;

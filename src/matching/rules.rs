@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use super::{Key, MessageKind, key_from_canonical};
-use crate::cassette::{Case, Rules};
+use crate::cassette::{MethodCase, Rules};
 use crate::json::canonical_json;
 
 impl Rules {
@@ -64,13 +64,19 @@ impl Rules {
     }
 
     /// The first hand-written case that answers `method` with `params`.
-    pub fn case_for(&self, method: &str, params: Option<&Value>) -> Option<(usize, &Case)> {
+    pub fn case_for(&self, method: &str, params: Option<&Value>) -> Option<(usize, &MethodCase)> {
         let empty = json!({});
         let params = params.unwrap_or(&empty);
-        self.cases.iter().enumerate().find(|(_, case)| {
-            case.method == method
-                && (case.when.is_null() || crate::json::is_subset(&case.when, params))
-        })
+        (self.cases.iter().enumerate()).find(|(_, case)| case.matches(method, params))
+    }
+}
+
+impl MethodCase {
+    /// Whether it answers `method` with `params` (or with any params that
+    /// hold `params`, when `params` is another case's `when`): same
+    /// method, and `when` absent or a recursive subset of them.
+    pub fn matches(&self, method: &str, params: &Value) -> bool {
+        self.method == method && (self.when.is_null() || crate::json::is_subset(&self.when, params))
     }
 }
 
@@ -209,12 +215,18 @@ mod tests {
     fn cases_need_exactly_one_answer() {
         let rules: Rules = serde_json::from_value(json!({"cases": [{"method": "m"}]})).unwrap();
         assert_eq!(
-            rules.validate().unwrap_err(),
+            rules.validate().unwrap_err().to_string(),
             "/cases/0: a case needs exactly one of `result` and `error`"
         );
         let rules: Rules =
             serde_json::from_value(json!({"cases": [{"method": "m", "error": {"code": "x"}}]}))
                 .unwrap();
-        assert!(rules.validate().unwrap_err().starts_with("/cases/0/error"));
+        assert!(
+            rules
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .starts_with("/cases/0/error")
+        );
     }
 }

@@ -9,7 +9,7 @@ use super::items::{Prompt, Resource, ResourceTemplate, Tool};
 use super::respond::Respond;
 use super::server::{Config, MockServer, Registry};
 use crate::json::is_subset;
-use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
+use crate::protocol::Version;
 
 /// The state a mock starts in unless [`MockBuilder::initial_state`] says
 /// otherwise.
@@ -98,8 +98,10 @@ impl Default for MockBuilder {
         let seed = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64);
-        let mut versions = vec![MODERN_VERSION.to_owned()];
-        versions.extend(LEGACY_VERSIONS.iter().rev().map(|v| (*v).to_owned()));
+        // Every version, newest first.
+        let versions = (Version::ALL.iter().rev())
+            .map(|v| v.as_str().to_owned())
+            .collect();
         MockBuilder {
             config: Config {
                 info: json!({"name": "mcpcassette-mock", "version": env!("CARGO_PKG_VERSION")}),

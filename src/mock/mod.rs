@@ -39,7 +39,7 @@
 mod assert;
 mod builder;
 mod call;
-mod fixture;
+mod from_fixture;
 mod items;
 mod link;
 mod respond;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::server::MockServer;
-pub use crate::fixture::RpcError;
+pub use crate::jsonrpc::RpcError;
 
 /// The error code of a [`Respond::times`] handler that has used up its
 /// answers: in the -32000..-32019 range MCP leaves to implementations.

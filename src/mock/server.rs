@@ -732,7 +732,7 @@ impl MockServer {
                 };
                 jsonrpc::result_response(id, result)
             }
-            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_value()}),
+            Err(error) => error.response(id),
         };
         for (wanted, f) in &self.inner.config.interceptors {
             if wanted == method || wanted == "*" {

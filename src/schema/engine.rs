@@ -178,10 +178,7 @@ impl<'o> Walker<'o> {
     /// Runs `f` one level down, at member `key` (or array index).
     pub(crate) fn at<R>(&mut self, key: impl Display, f: impl FnOnce(&mut Self) -> R) -> R {
         let len = self.pointer.len();
-        self.pointer.push('/');
-        let key = key.to_string();
-        self.pointer
-            .push_str(&key.replace('~', "~0").replace('/', "~1"));
+        crate::json::push_key(&mut self.pointer, &key.to_string());
         let result = f(self);
         self.pointer.truncate(len);
         result

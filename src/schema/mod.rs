@@ -33,7 +33,8 @@ use engine::{Ty, Walker};
 use envelope::Role;
 use version::{V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28, Version};
 
-/// The protocol versions this crate knows, newest last.
+/// The protocol versions this crate knows, newest last: the names of
+/// [`crate::protocol::Version::ALL`].
 pub const VERSIONS: [&str; 5] = [
     Version::ALL[0].as_str(),
     Version::ALL[1].as_str(),

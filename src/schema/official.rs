@@ -370,7 +370,7 @@ impl OfficialSchema {
         let target = format!(
             "#/{}/{}",
             self.defs_key,
-            definition.replace('~', "~0").replace('/', "~1")
+            crate::json::pointer_segment(definition)
         );
         root["$ref"] = Value::String(target);
         let validator = jsonschema::options()

@@ -1,47 +1,13 @@
-//! The protocol versions the built-in rules know, and sets of them, so one
-//! table row can say "since 2025-06-18" instead of being copied per version.
+//! Sets of protocol versions, so that one table row can say "since
+//! 2025-06-18" instead of being copied per version. The versions
+//! themselves are [`crate::protocol::Version`]; the rule tables name them
+//! bare (`since(V2025_06_18)`), hence the re-export of its variants.
 
-/// A protocol version this crate has rules for, oldest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Version {
-    V2024_11_05,
-    V2025_03_26,
-    V2025_06_18,
-    V2025_11_25,
-    V2026_07_28,
-}
+pub(crate) use crate::protocol::Version::{self, *};
 
-pub(crate) use Version::*;
-
-impl Version {
-    /// Every known version, oldest first (same order as [`super::VERSIONS`]).
-    pub(crate) const ALL: [Version; 5] = [
-        V2024_11_05,
-        V2025_03_26,
-        V2025_06_18,
-        V2025_11_25,
-        V2026_07_28,
-    ];
-
-    /// The version named `name`, if it is one we know.
-    pub(crate) fn parse(name: &str) -> Option<Version> {
-        Version::ALL.into_iter().find(|v| v.as_str() == name)
-    }
-
-    /// The version's name as it appears on the wire.
-    pub(crate) const fn as_str(self) -> &'static str {
-        match self {
-            V2024_11_05 => "2024-11-05",
-            V2025_03_26 => "2025-03-26",
-            V2025_06_18 => "2025-06-18",
-            V2025_11_25 => "2025-11-25",
-            V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    const fn bit(self) -> u8 {
-        1 << self as u8
-    }
+/// `v`'s bit in a [`Versions`] set.
+const fn bit(v: Version) -> u8 {
+    1 << v as u8
 }
 
 /// A set of versions (a bit per version), built with const helpers so that
@@ -58,23 +24,23 @@ pub(crate) const LEGACY: Versions = until(V2025_11_25);
 
 /// `v` and every later version.
 pub(crate) const fn since(v: Version) -> Versions {
-    Versions(ALL.0 & !(v.bit() - 1))
+    Versions(ALL.0 & !(bit(v) - 1))
 }
 
 /// `v` and every earlier version.
 pub(crate) const fn until(v: Version) -> Versions {
-    Versions(v.bit() | (v.bit() - 1))
+    Versions(bit(v) | (bit(v) - 1))
 }
 
 /// Only `v`.
 pub(crate) const fn only(v: Version) -> Versions {
-    Versions(v.bit())
+    Versions(bit(v))
 }
 
 impl Versions {
     /// Whether `v` is in the set.
     pub(crate) const fn contains(self, v: Version) -> bool {
-        self.0 & v.bit() != 0
+        self.0 & bit(v) != 0
     }
 
     /// The versions in both sets.

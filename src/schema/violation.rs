@@ -6,8 +6,9 @@ use serde::Serialize;
 /// Which rule a message breaks, from the JSON-RPC envelope down to a single
 /// tool argument. The most specific kind wins: a bad content block inside a
 /// `tools/call` result is [`Content`](ViolationKind::Content), not
-/// [`ResultShape`](ViolationKind::ResultShape).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Copy, Serialize)]
+/// [`ResultShape`](ViolationKind::ResultShape). Ordered from the envelope
+/// inwards, as `check` sorts its findings.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Copy, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ViolationKind {
     /// `jsonrpc` is not `"2.0"`, or the message is not a JSON object.

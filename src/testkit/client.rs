@@ -10,22 +10,15 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::jsonrpc::{self, Kind};
+use crate::jsonrpc::{self, Kind, RpcError};
 use crate::protocol::{self, Era};
 
 /// Why a test client call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClientError {
     /// The server answered with a JSON-RPC error.
-    #[error("JSON-RPC error {code}: {message}")]
-    Rpc {
-        /// Its code.
-        code: i64,
-        /// Its message.
-        message: String,
-        /// Its data.
-        data: Option<Value>,
-    },
+    #[error("JSON-RPC error {0}")]
+    Rpc(RpcError),
     /// The connection closed before the answer came.
     #[error("the connection closed before `{0}` was answered")]
     Closed(String),
@@ -75,7 +68,7 @@ impl TestClient {
         ));
         let version = match era {
             Era::Modern => protocol::MODERN_VERSION,
-            _ => protocol::LEGACY_VERSIONS[protocol::LEGACY_VERSIONS.len() - 1],
+            _ => protocol::LATEST_LEGACY_VERSION,
         };
         let mut client = TestClient {
             era,
@@ -120,19 +113,8 @@ impl TestClient {
         let response = rx
             .await
             .map_err(|_| ClientError::Closed(method.to_owned()))?;
-        match response.get("error") {
-            Some(error) => Err(ClientError::Rpc {
-                code: error
-                    .get("code")
-                    .and_then(Value::as_i64)
-                    .unwrap_or_default(),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                data: error.get("data").cloned(),
-            }),
+        match jsonrpc::error_of(&response) {
+            Some(error) => Err(ClientError::Rpc(error)),
             None => Ok(response.get("result").cloned().unwrap_or(Value::Null)),
         }
     }

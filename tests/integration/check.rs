@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use mcpcassette::check::{self, CheckConfig, Code, FileReport};
+use mcpcassette::schema::ViolationKind;
 use mcpcassette::schema::official::OfficialSchema;
 use serde_json::{Value, json};
 
@@ -53,82 +54,132 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
         (Code::Structure, "demo-legacy.json", |d| {
             d["recorded_at"] = json!(5)
         }),
-        (Code::JsonRpcVersion, "demo-legacy.json", |d| {
-            interaction(d, "ping")["request"]["jsonrpc"] = json!("1.0")
-        }),
-        (Code::MethodType, "demo-legacy.json", |d| {
-            interaction(d, "ping")["request"]["method"] = json!(7)
-        }),
-        (Code::IdType, "demo-legacy.json", |d| {
-            let ping = interaction(d, "ping");
-            ping["request"]["id"] = json!({"n": 3});
-            ping["response"]["id"] = json!({"n": 3});
-        }),
-        (Code::ParamsType, "demo-legacy.json", |d| {
-            interaction(d, "ping")["request"]["params"] = json!("none")
-        }),
-        (Code::ResultXorError, "demo-legacy.json", |d| {
-            interaction(d, "ping")["response"]["error"] = json!({"code": -1, "message": "x"})
-        }),
-        (Code::ErrorShape, "demo-legacy.json", |d| {
-            let response = &mut interaction(d, "ping")["response"];
-            response.as_object_mut().unwrap().remove("result");
-            response["error"] = json!({"code": "bad", "message": 1});
-        }),
-        (Code::UnknownMethod, "demo-legacy.json", |d| {
-            interaction(d, "ping")["request"]["method"] = json!("tools/frobnicate")
-        }),
-        (Code::RequestParams, "demo-legacy.json", |d| {
-            let params = call(d, "echo")["request"]["params"]
-                .as_object_mut()
-                .unwrap();
-            params.remove("name");
-        }),
-        (Code::ResultShape, "demo-legacy.json", |d| {
-            interaction(d, "tools/list")["response"]["result"]["tools"] = json!("none")
-        }),
-        (Code::Notification, "demo-legacy.json", |d| {
-            let events = d["interactions"]
-                .as_array_mut()
-                .unwrap()
-                .iter_mut()
-                .flat_map(|i| {
-                    i.get_mut("during")
-                        .and_then(Value::as_array_mut)
-                        .into_iter()
-                        .flatten()
-                });
-            for event in events {
-                if event.pointer("/notification/method") == Some(&json!("notifications/progress")) {
-                    event["notification"]["params"]["progress"] = json!("half");
-                    return;
+        (
+            Code::Schema(ViolationKind::JsonRpcVersion),
+            "demo-legacy.json",
+            |d| interaction(d, "ping")["request"]["jsonrpc"] = json!("1.0"),
+        ),
+        (
+            Code::Schema(ViolationKind::MethodType),
+            "demo-legacy.json",
+            |d| interaction(d, "ping")["request"]["method"] = json!(7),
+        ),
+        (
+            Code::Schema(ViolationKind::IdType),
+            "demo-legacy.json",
+            |d| {
+                let ping = interaction(d, "ping");
+                ping["request"]["id"] = json!({"n": 3});
+                ping["response"]["id"] = json!({"n": 3});
+            },
+        ),
+        (
+            Code::Schema(ViolationKind::ParamsType),
+            "demo-legacy.json",
+            |d| interaction(d, "ping")["request"]["params"] = json!("none"),
+        ),
+        (
+            Code::Schema(ViolationKind::ResultXorError),
+            "demo-legacy.json",
+            |d| interaction(d, "ping")["response"]["error"] = json!({"code": -1, "message": "x"}),
+        ),
+        (
+            Code::Schema(ViolationKind::ErrorShape),
+            "demo-legacy.json",
+            |d| {
+                let response = &mut interaction(d, "ping")["response"];
+                response.as_object_mut().unwrap().remove("result");
+                response["error"] = json!({"code": "bad", "message": 1});
+            },
+        ),
+        (
+            Code::Schema(ViolationKind::UnknownMethod),
+            "demo-legacy.json",
+            |d| interaction(d, "ping")["request"]["method"] = json!("tools/frobnicate"),
+        ),
+        (
+            Code::Schema(ViolationKind::RequestParams),
+            "demo-legacy.json",
+            |d| {
+                let params = call(d, "echo")["request"]["params"]
+                    .as_object_mut()
+                    .unwrap();
+                params.remove("name");
+            },
+        ),
+        (
+            Code::Schema(ViolationKind::ResultShape),
+            "demo-legacy.json",
+            |d| interaction(d, "tools/list")["response"]["result"]["tools"] = json!("none"),
+        ),
+        (
+            Code::Schema(ViolationKind::Notification),
+            "demo-legacy.json",
+            |d| {
+                let events = d["interactions"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .flat_map(|i| {
+                        i.get_mut("during")
+                            .and_then(Value::as_array_mut)
+                            .into_iter()
+                            .flatten()
+                    });
+                for event in events {
+                    if event.pointer("/notification/method")
+                        == Some(&json!("notifications/progress"))
+                    {
+                        event["notification"]["params"]["progress"] = json!("half");
+                        return;
+                    }
                 }
-            }
-            panic!("no progress notification");
-        }),
-        (Code::ToolDefinition, "demo-legacy.json", |d| {
-            interaction(d, "tools/list")["response"]["result"]["tools"][0]["name"] = json!("  ")
-        }),
-        (Code::InputSchema, "demo-legacy.json", |d| {
-            interaction(d, "tools/list")["response"]["result"]["tools"][0]["inputSchema"] =
-                json!({"type": "object", "properties": {"a": {"type": "strnig"}}})
-        }),
-        (Code::Content, "demo-legacy.json", |d| {
-            call(d, "echo")["response"]["result"]["content"][0]["type"] = json!("txt")
-        }),
-        (Code::ResultType, "demo-modern.json", |d| {
-            let result = &mut interaction(d, "tools/list")["response"]["result"];
-            result.as_object_mut().unwrap().remove("resultType");
-        }),
-        (Code::ToolArguments, "demo-legacy.json", |d| {
-            call(d, "add")["request"]["params"]["arguments"]["a"] = json!("two")
-        }),
-        (Code::StructuredContent, "demo-legacy.json", |d| {
-            let result = call(d, "add")["response"]["result"]
-                .as_object_mut()
-                .unwrap();
-            result.remove("structuredContent");
-        }),
+                panic!("no progress notification");
+            },
+        ),
+        (
+            Code::Schema(ViolationKind::ToolDefinition),
+            "demo-legacy.json",
+            |d| {
+                interaction(d, "tools/list")["response"]["result"]["tools"][0]["name"] = json!("  ")
+            },
+        ),
+        (
+            Code::Schema(ViolationKind::InputSchema),
+            "demo-legacy.json",
+            |d| {
+                interaction(d, "tools/list")["response"]["result"]["tools"][0]["inputSchema"] =
+                    json!({"type": "object", "properties": {"a": {"type": "strnig"}}})
+            },
+        ),
+        (
+            Code::Schema(ViolationKind::Content),
+            "demo-legacy.json",
+            |d| call(d, "echo")["response"]["result"]["content"][0]["type"] = json!("txt"),
+        ),
+        (
+            Code::Schema(ViolationKind::ResultType),
+            "demo-modern.json",
+            |d| {
+                let result = &mut interaction(d, "tools/list")["response"]["result"];
+                result.as_object_mut().unwrap().remove("resultType");
+            },
+        ),
+        (
+            Code::Schema(ViolationKind::ToolArguments),
+            "demo-legacy.json",
+            |d| call(d, "add")["request"]["params"]["arguments"]["a"] = json!("two"),
+        ),
+        (
+            Code::Schema(ViolationKind::StructuredContent),
+            "demo-legacy.json",
+            |d| {
+                let result = call(d, "add")["response"]["result"]
+                    .as_object_mut()
+                    .unwrap();
+                result.remove("structuredContent");
+            },
+        ),
         (Code::Unpaired, "demo-legacy.json", |d| {
             interaction(d, "ping")["response"]["id"] = json!(999)
         }),
@@ -213,7 +264,7 @@ fn tool_results_and_cases_must_satisfy_the_output_schema() {
         report
             .findings
             .into_iter()
-            .filter(|f| f.code == Code::StructuredContent)
+            .filter(|f| f.code == Code::Schema(ViolationKind::StructuredContent))
             .map(|f| (f.pointer, f.line.is_some()))
             .collect::<Vec<_>>()
     };
@@ -317,7 +368,7 @@ fn every_code_is_found_by_its_mutation_at_the_right_place() {
     }
     // The official-schema code needs the schema files from outside the
     // repository: `official_schema_finds_what_the_schema_rejects` covers it.
-    found.insert(Code::OfficialSchema);
+    found.insert(Code::Schema(ViolationKind::OfficialSchema));
     let missing: Vec<_> = Code::ALL.iter().filter(|c| !found.contains(c)).collect();
     assert!(missing.is_empty(), "codes never triggered: {missing:?}");
 }
@@ -349,7 +400,7 @@ fn official_schema_finds_what_the_schema_rejects() {
     let finding = report
         .findings
         .iter()
-        .find(|f| f.code == Code::OfficialSchema)
+        .find(|f| f.code == Code::Schema(ViolationKind::OfficialSchema))
         .expect("the official schema rejects a number as text");
     assert!(finding.pointer.starts_with("/interactions/"), "{finding:?}");
 }

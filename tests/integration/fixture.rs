@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use mcpcassette::check::{self, CheckConfig, Code, FileReport, Severity};
 use mcpcassette::fixture::{self, Fixture, ItemKind, RpcError};
 use mcpcassette::live::{Live, StdioLive};
+use mcpcassette::schema::ViolationKind;
 use serde_json::{Value, json};
 
 use crate::support::{self, mcpcassette};
@@ -208,48 +209,60 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
         (Code::FormatVersion, "/fixture_version", |d| {
             d["fixture_version"] = json!("1")
         }),
-        (Code::ToolDefinition, "/tools/1/name", |d| {
-            d["tools"][1]["name"] = json!(" ")
-        }),
-        (Code::InputSchema, "/tools/1/inputSchema/type", |d| {
-            d["tools"][1]["inputSchema"]["type"] = json!("array")
-        }),
         (
-            Code::InputSchema,
+            Code::Schema(ViolationKind::ToolDefinition),
+            "/tools/1/name",
+            |d| d["tools"][1]["name"] = json!(" "),
+        ),
+        (
+            Code::Schema(ViolationKind::InputSchema),
+            "/tools/1/inputSchema/type",
+            |d| d["tools"][1]["inputSchema"]["type"] = json!("array"),
+        ),
+        (
+            Code::Schema(ViolationKind::InputSchema),
             "/tools/1/inputSchema/properties/dice/type",
             |d| d["tools"][1]["inputSchema"]["properties"]["dice"]["type"] = json!("bogus"),
         ),
-        (Code::ResultShape, "/tools/0/result/content", |d| {
-            d["tools"][0]["result"] = json!({"text": "no content"})
-        }),
         (
-            Code::Content,
+            Code::Schema(ViolationKind::ResultShape),
+            "/tools/0/result/content",
+            |d| d["tools"][0]["result"] = json!({"text": "no content"}),
+        ),
+        (
+            Code::Schema(ViolationKind::Content),
             "/tools/0/cases/0/result/content/0/text",
             |d| d["tools"][0]["cases"][0]["result"]["content"][0] = json!({"type": "text"}),
         ),
         (
-            Code::ResultShape,
+            Code::Schema(ViolationKind::ResultShape),
             "/prompts/0/result/messages/0/role",
             |d| d["prompts"][0]["result"]["messages"][0]["role"] = json!("robot"),
         ),
         (
-            Code::ResultShape,
+            Code::Schema(ViolationKind::ResultShape),
             "/resourceTemplates/0/cases/0/result/contents",
             |d| d["resourceTemplates"][0]["cases"][0]["result"] = json!({"text": "sunny"}),
         ),
-        (Code::ToolArguments, "/tools/0/cases/0/when/city", |d| {
-            d["tools"][0]["cases"][0]["when"] = json!({"city": 75})
-        }),
-        (Code::ToolArguments, "/tools/0/cases/0/when", |d| {
-            d["tools"][0]["cases"][0]["when"] = json!({"town": "Paris"})
-        }),
-        (Code::ToolArguments, "/tools/0/cases/0/when/units", |d| {
-            d["tools"][0]["cases"][0]["when"] = json!({"units": "kelvin"})
-        }),
+        (
+            Code::Schema(ViolationKind::ToolArguments),
+            "/tools/0/cases/0/when/city",
+            |d| d["tools"][0]["cases"][0]["when"] = json!({"city": 75}),
+        ),
+        (
+            Code::Schema(ViolationKind::ToolArguments),
+            "/tools/0/cases/0/when",
+            |d| d["tools"][0]["cases"][0]["when"] = json!({"town": "Paris"}),
+        ),
+        (
+            Code::Schema(ViolationKind::ToolArguments),
+            "/tools/0/cases/0/when/units",
+            |d| d["tools"][0]["cases"][0]["when"] = json!({"units": "kelvin"}),
+        ),
         // A tool with an outputSchema: answers without structuredContent,
         // with one the schema rejects, and a schema nothing generated meets.
         (
-            Code::StructuredContent,
+            Code::Schema(ViolationKind::StructuredContent),
             "/tools/0/result/structuredContent",
             |d| {
                 d["tools"][0]["outputSchema"] = json!({"type": "object",
@@ -257,7 +270,7 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
             },
         ),
         (
-            Code::StructuredContent,
+            Code::Schema(ViolationKind::StructuredContent),
             "/tools/0/cases/0/result/structuredContent/celsius",
             |d| {
                 d["tools"][0]["outputSchema"] = json!({"type": "object",
@@ -265,11 +278,15 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
                 d["tools"][0]["cases"][0]["result"]["structuredContent"] = json!({"celsius": "21"});
             },
         ),
-        (Code::StructuredContent, "/tools/1/outputSchema", |d| {
-            d["tools"][1]["outputSchema"] = json!({"type": "object",
+        (
+            Code::Schema(ViolationKind::StructuredContent),
+            "/tools/1/outputSchema",
+            |d| {
+                d["tools"][1]["outputSchema"] = json!({"type": "object",
                 "properties": {"id": {"type": "string", "minLength": 5, "maxLength": 2}},
                 "required": ["id"]})
-        }),
+            },
+        ),
         (Code::UnreachableCase, "/tools/0/cases/1", |_| {}),
         (Code::UnreachableCase, "/tools/0/cases/2", |d| {
             d["tools"][0]["cases"][0]["when"] = json!({})

@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use mcpcassette::check::{self, CheckConfig, Code};
 use mcpcassette::fixture::{self, FixtureTool};
+use mcpcassette::schema::ViolationKind;
 use serde_json::{Value, json};
 
 use crate::support::pinned::required;
@@ -152,7 +153,7 @@ fn stub_with_control(
     let flagged: Vec<&str> = report
         .findings
         .iter()
-        .filter(|f| f.code == Code::StructuredContent)
+        .filter(|f| f.code == Code::Schema(ViolationKind::StructuredContent))
         .map(|f| f.pointer.as_str())
         .collect();
     let at = format!("/tools/{}/result/structuredContent", edited.tools.len() - 1);

@@ -2,6 +2,7 @@
 //! both eras; its assertions pass and fail with messages that say why; its
 //! client also talks to replay.
 
+use mcpcassette::jsonrpc::RpcError;
 use mcpcassette::mock::{MockServer, Respond, Tool};
 use mcpcassette::protocol::Era;
 use mcpcassette::testkit::{ClientError, TestClient, TestKit};
@@ -100,7 +101,7 @@ async fn errors_come_back_as_rpc_errors() {
         .build();
     let kit = TestKit::start(mock).await;
     match kit.client.call_tool("broken", json!({})).await {
-        Err(ClientError::Rpc { code, message, .. }) => {
+        Err(ClientError::Rpc(RpcError { code, message, .. })) => {
             assert_eq!(code, -32010);
             assert_eq!(message, "broken on purpose");
         }

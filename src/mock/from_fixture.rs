@@ -1,4 +1,4 @@
-//! A fixture file served as a mock: its definitions listed verbatim, every
+//! Building a mock from a fixture file: its definitions listed verbatim, every
 //! call answered by the fixture's own rules (cases, fallbacks, generated
 //! results), so `mcpcassette serve` and a test's mock agree.
 

@@ -1,4 +1,4 @@
-//! `check` for fixtures (docs/fixture-format.md): structure and version,
+//! `check` for fixture files (docs/fixture-format.md): structure and version,
 //! every definition and answer against the MCP shapes of the newest
 //! protocol version the fixture speaks, tool answers against the tool's
 //! `outputSchema`, cases that can never match valid tool arguments or never
@@ -12,9 +12,10 @@ use serde_json::{Map, Value, json};
 use super::findings::{Code, Finding};
 use super::messages::push_violations;
 use super::{CheckConfig, Lines};
-use crate::fixture::{self, Fixture, FixtureCase, FixtureError};
+use crate::fixture::{self, Fixture, FixtureError, ItemCase};
 use crate::json::is_subset;
-use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation};
+use crate::jsonrpc::RpcError;
+use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation, ViolationKind};
 
 /// Every finding for a document that [`fixture::is_fixture`], lines filled
 /// in.
@@ -156,7 +157,7 @@ fn unreachable(fixture: &Fixture, findings: &mut Vec<Finding>) {
                 .map(|(i, p)| (format!("/prompts/{i}"), &p.cases)),
         );
     for (base, cases) in items {
-        let located: Vec<(String, &FixtureCase)> = cases
+        let located: Vec<(String, &ItemCase)> = cases
             .iter()
             .enumerate()
             .map(|(j, case)| (format!("{base}/cases/{j}"), case))
@@ -164,7 +165,7 @@ fn unreachable(fixture: &Fixture, findings: &mut Vec<Finding>) {
         shadowed(&located, findings);
     }
     // Every template's cases are tried, in order, before any fallback.
-    let templates: Vec<(String, &FixtureCase)> = fixture
+    let templates: Vec<(String, &ItemCase)> = fixture
         .resource_templates
         .iter()
         .enumerate()
@@ -179,9 +180,9 @@ fn unreachable(fixture: &Fixture, findings: &mut Vec<Finding>) {
     shadowed(&templates, findings);
 }
 
-fn shadowed(cases: &[(String, &FixtureCase)], findings: &mut Vec<Finding>) {
+fn shadowed(cases: &[(String, &ItemCase)], findings: &mut Vec<Finding>) {
     let everything = json!({});
-    let when = |case: &FixtureCase| -> Value {
+    let when = |case: &ItemCase| -> Value {
         if case.when.is_null() {
             everything.clone()
         } else {
@@ -226,7 +227,7 @@ fn tool_arguments(fixture: &Fixture, findings: &mut Vec<Finding>) {
                     let Some(validator) = &validator else { continue };
                     for violation in validator.check(&case.when) {
                         findings.push(Finding::new(
-                            Code::ToolArguments,
+                            Code::Schema(ViolationKind::ToolArguments),
                             format!("{pointer}{}", violation.pointer),
                             format!(
                                 "this case of `{name}` can never match valid arguments: {}",
@@ -236,7 +237,7 @@ fn tool_arguments(fixture: &Fixture, findings: &mut Vec<Finding>) {
                     }
                 }
                 _ => findings.push(Finding::new(
-                    Code::ToolArguments,
+                    Code::Schema(ViolationKind::ToolArguments),
                     pointer,
                     format!(
                         "this case of `{name}` can never match: tool arguments are an object, so `when` must be one"
@@ -263,7 +264,7 @@ fn tool_outputs(fixture: &Fixture, findings: &mut Vec<Finding>) {
         let mut judge = |pointer: String, result: &Value, what: &str| {
             for violation in output.check(result) {
                 findings.push(Finding::new(
-                    Code::StructuredContent,
+                    Code::Schema(ViolationKind::StructuredContent),
                     format!("{pointer}{}", violation.pointer),
                     format!("{what} of `{name}`: {}", violation.message),
                 ));
@@ -281,7 +282,7 @@ fn tool_outputs(fixture: &Fixture, findings: &mut Vec<Finding>) {
                 let generated = crate::example::tool_result(Some(schema), "");
                 if !output.check(&generated).is_empty() {
                     findings.push(Finding::new(
-                        Code::StructuredContent,
+                        Code::Schema(ViolationKind::StructuredContent),
                         format!("/tools/{t}/outputSchema"),
                         format!(
                             "no value generated from the outputSchema of `{name}` satisfies it, so the generated result would break it: give the tool a `result`"
@@ -475,7 +476,7 @@ impl Answers<'_> {
         }
     }
 
-    fn cases(&mut self, base: &str, method: &str, cases: &[FixtureCase]) {
+    fn cases(&mut self, base: &str, method: &str, cases: &[ItemCase]) {
         for (j, case) in cases.iter().enumerate() {
             let pointer = format!("{base}/cases/{j}");
             self.fallback(&pointer, method, &case.result, &case.error);
@@ -489,7 +490,7 @@ impl Answers<'_> {
         base: &str,
         method: &str,
         result: &Option<Value>,
-        error: &Option<Value>,
+        error: &Option<RpcError>,
     ) {
         let answer = match (result, error) {
             (Some(result), _) => Ok(result),
@@ -508,7 +509,7 @@ impl Answers<'_> {
         findings: &mut Vec<Finding>,
         base: &str,
         method: &str,
-        answer: Result<&Value, &Value>,
+        answer: Result<&Value, &RpcError>,
     ) {
         let response = match answer {
             Ok(result) => {
@@ -519,7 +520,7 @@ impl Answers<'_> {
                 };
                 json!({"jsonrpc": "2.0", "id": 0, "result": result})
             }
-            Err(error) => json!({"jsonrpc": "2.0", "id": 0, "error": error}),
+            Err(error) => error.response(json!(0)),
         };
         let mut violations: Vec<Violation> =
             schema::check_message(self.version, &response, Some(method));
