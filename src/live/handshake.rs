@@ -6,11 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::protocol::{META_PROTOCOL_VERSION, MODERN_VERSION};
-
-/// The version a legacy `initialize` of ours asks for when nothing else
-/// says which: the last version of the legacy era.
-pub const LEGACY_VERSION: &str = "2025-11-25";
+use crate::protocol::{LATEST_LEGACY_VERSION, META_PROTOCOL_VERSION, MODERN_VERSION};
 /// 2026-07-28: the client's capabilities, in every request's `_meta`.
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// 2026-07-28: the client's name and version, in every request's `_meta`.
@@ -22,14 +18,14 @@ pub fn client_info(name: &str) -> Value {
 }
 
 /// A legacy `initialize` request with id `id`, asking for
-/// [`LEGACY_VERSION`] with no capabilities.
+/// [`LATEST_LEGACY_VERSION`] with no capabilities.
 pub fn initialize(id: Value, client_info: Value) -> Value {
     json!({
         "jsonrpc": "2.0",
         "id": id,
         "method": "initialize",
         "params": {
-            "protocolVersion": LEGACY_VERSION,
+            "protocolVersion": LATEST_LEGACY_VERSION,
             "capabilities": {},
             "clientInfo": client_info,
         },
@@ -59,8 +55,11 @@ mod tests {
     #[test]
     fn the_legacy_request_asks_for_the_last_legacy_version() {
         let request = initialize(json!(7), client_info("t"));
-        assert_eq!(protocol::requested_version(&request), Some(LEGACY_VERSION));
-        assert_eq!(Era::of_version(LEGACY_VERSION), Era::Legacy);
+        assert_eq!(
+            protocol::requested_version(&request),
+            Some(LATEST_LEGACY_VERSION)
+        );
+        assert_eq!(Era::of_version(LATEST_LEGACY_VERSION), Era::Legacy);
         assert_eq!(request["id"], 7);
         assert_eq!(
             request["params"]["clientInfo"]["version"],

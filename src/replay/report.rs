@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::era::EraMismatch;
 use crate::cassette::Cassette;
 use crate::cassette::{Rules, Strategy};
+use crate::json::pointer_segment;
 use crate::matching::{self, Refusal};
 
 /// JSON-RPC error code: no recorded interaction has this request's method
@@ -461,8 +462,10 @@ fn first_difference(recorded: &Value, live: &Value, at: String) -> Option<String
                 .collect();
             keys.sort();
             keys.into_iter().find_map(|k| match (a.get(k), b.get(k)) {
-                (Some(x), Some(y)) => first_difference(x, y, format!("{at}/{}", escape(k))),
-                _ => Some(format!("/params{at}/{}", escape(k))),
+                (Some(x), Some(y)) => {
+                    first_difference(x, y, format!("{at}/{}", pointer_segment(k)))
+                }
+                _ => Some(format!("/params{at}/{}", pointer_segment(k))),
             })
         }
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
@@ -473,10 +476,6 @@ fn first_difference(recorded: &Value, live: &Value, at: String) -> Option<String
         _ if recorded == live => None,
         _ => Some(format!("/params{at}")),
     }
-}
-
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// A unified diff of what matching compared, pretty-printed.

@@ -11,7 +11,7 @@ use tokio::task::JoinSet;
 use super::handler::Handler;
 use super::sink::Sink;
 use crate::cassette::HttpSituation;
-use crate::jsonrpc::{self, codes};
+use crate::jsonrpc::{self, RpcError, codes};
 
 /// Handles one line of input (a JSON-RPC message or batch). Work that
 /// must wait for the client is spawned onto `tasks`.
@@ -74,8 +74,13 @@ fn handle_batch<H: Handler + ?Sized>(
 /// The answer to input that is not a JSON-RPC message: a parse error, or
 /// an invalid request when it nests too deep, with the id when one can be
 /// read.
-pub(crate) fn unreadable(line: &[u8], error: &crate::json::ParseError) -> Value {
+fn unreadable(line: &[u8], error: &crate::json::ParseError) -> Value {
     let id = crate::json::readable_id(line).unwrap_or(Value::Null);
+    unreadable_error(error).response(id)
+}
+
+/// The error object of [`unreadable`].
+pub(crate) fn unreadable_error(error: &crate::json::ParseError) -> RpcError {
     let (code, text) = match error {
         crate::json::ParseError::TooDeep(deep) => {
             (codes::INVALID_REQUEST, format!("Invalid Request: {deep}"))
@@ -88,7 +93,7 @@ pub(crate) fn unreadable(line: &[u8], error: &crate::json::ParseError) -> Value 
             )
         }
     };
-    jsonrpc::error_response(id, code, &text, None)
+    RpcError::new(code, text)
 }
 
 /// The answer to a message that is JSON but not JSON-RPC: an invalid

@@ -19,7 +19,7 @@ mod sink;
 mod stdio;
 
 pub use handler::{Handled, Handler, HttpProfile};
-pub(crate) use lines::unreadable;
+pub(crate) use lines::unreadable_error;
 pub use lines::{handle_line, invalid_request};
 pub use pace::Pace;
 pub use sink::{BARRIER, Delivery, Sink, encode};

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::cassette::{HttpSituation, SessionState};
 use crate::jsonrpc;
-use crate::protocol::{self, LEGACY_VERSIONS, MODERN_VERSION};
+use crate::protocol::{self, MODERN_VERSION};
 
 /// The session header.
 pub(crate) const SESSION_ID: &str = "mcp-session-id";
@@ -83,7 +83,7 @@ fn is_listen_address(host: &str, local: SocketAddr) -> bool {
 
 /// Whether `version` is a released protocol version.
 pub(crate) fn is_known_version(version: &str) -> bool {
-    LEGACY_VERSIONS.contains(&version) || version == MODERN_VERSION
+    crate::protocol::Version::parse(version).is_some()
 }
 
 /// `MCP-Protocol-Version` is present and names no known version (or is not

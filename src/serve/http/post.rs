@@ -89,12 +89,8 @@ pub(super) async fn read_messages(
         Err(error) => return Err(bad_request(codes::PARSE_ERROR, &error.to_string())),
     };
     let value: Value = crate::json::parse_message(&bytes).map_err(|e| {
-        let reply = crate::serve::unreadable(&bytes, &e);
-        let code = reply["error"]["code"]
-            .as_i64()
-            .unwrap_or(codes::PARSE_ERROR);
-        let text = reply["error"]["message"].as_str().unwrap_or("Parse error");
-        bad_request(code, text)
+        let error = crate::serve::unreadable_error(&e);
+        bad_request(error.code, &error.message)
     })?;
     match value {
         Value::Array(batch) if batch.is_empty() => Err(bad_request(
