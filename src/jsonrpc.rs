@@ -94,7 +94,7 @@ impl RpcError {
 /// peer's error is reported, not judged, so a missing or mistyped `code`
 /// reads as 0 and `message` as empty (see [`RpcError::from_value`] to
 /// judge one).
-pub fn error_of(response: &Value) -> Option<RpcError> {
+pub(crate) fn error_of(response: &Value) -> Option<RpcError> {
     let error = response.get("error")?;
     Some(RpcError {
         code: error
@@ -112,7 +112,7 @@ pub fn error_of(response: &Value) -> Option<RpcError> {
 
 /// What a JSON value is, as a JSON-RPC message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Has `method` and `id`: expects an answer.
     Request,
     /// Has `method` and no `id`.
@@ -123,7 +123,7 @@ pub enum Kind {
 
 /// Why a value is not a JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Invalid {
+pub(crate) enum Invalid {
     /// Not a JSON object.
     #[error("a JSON-RPC message must be a JSON object")]
     NotAnObject,
@@ -148,7 +148,7 @@ pub enum Invalid {
 }
 
 /// Classifies `value` as a JSON-RPC 2.0 message, checking the envelope.
-pub fn classify(value: &Value) -> Result<Kind, Invalid> {
+pub(crate) fn classify(value: &Value) -> Result<Kind, Invalid> {
     let obj = value.as_object().ok_or(Invalid::NotAnObject)?;
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(Invalid::BadVersion);
@@ -186,44 +186,44 @@ pub fn classify(value: &Value) -> Result<Kind, Invalid> {
 }
 
 /// The `method` of a request or notification.
-pub fn method(value: &Value) -> Option<&str> {
+pub(crate) fn method(value: &Value) -> Option<&str> {
     value.get("method").and_then(Value::as_str)
 }
 
 /// The `params` of a request or notification.
-pub fn params(value: &Value) -> Option<&Value> {
+pub(crate) fn params(value: &Value) -> Option<&Value> {
     value.get("params")
 }
 
 /// The `id` of a request or response.
-pub fn id(value: &Value) -> Option<&Value> {
+pub(crate) fn id(value: &Value) -> Option<&Value> {
     value.get("id")
 }
 
 /// An error response with a `null` id: a rejection of a request the
 /// server could not (or would not) read. Over HTTP it answers the request
 /// of the POST it came back on.
-pub fn is_rejection(message: &Value) -> bool {
+pub(crate) fn is_rejection(message: &Value) -> bool {
     classify(message) == Ok(Kind::Response) && id(message).is_some_and(Value::is_null)
 }
 
 /// A hashable spelling of a JSON-RPC id: `1` and `"1"` stay distinct.
-pub fn id_key(id: &Value) -> String {
+pub(crate) fn id_key(id: &Value) -> String {
     id.to_string()
 }
 
 /// `params._meta.progressToken`, if the request asked for progress.
-pub fn progress_token(request: &Value) -> Option<&Value> {
+pub(crate) fn progress_token(request: &Value) -> Option<&Value> {
     request.get("params")?.get("_meta")?.get("progressToken")
 }
 
 /// A successful response.
-pub fn result_response(id: Value, result: Value) -> Value {
+pub(crate) fn result_response(id: Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 /// An error response; `data` is left out when `None`.
-pub fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
+pub(crate) fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
     RpcError {
         code,
         message: message.to_owned(),
@@ -233,7 +233,7 @@ pub fn error_response(id: Value, code: i64, message: &str, data: Option<Value>) 
 }
 
 /// Encoded messages joined into one JSON-RPC batch array.
-pub fn batch(encoded: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn batch(encoded: &[Vec<u8>]) -> Vec<u8> {
     let mut array = b"[".to_vec();
     array.extend_from_slice(&encoded.join(&b","[..]));
     array.push(b']');

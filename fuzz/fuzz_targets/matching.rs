@@ -5,8 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpcassette::matching::{Answer, Matcher};
-use mcpcassette::json;
+use mcpcassette::{Answer, Matcher};
 use serde_json::{Value, json};
 
 const METHODS: [&str; 6] = [
@@ -22,12 +21,12 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let Ok(params) = json::parse_message(rest) else {
+    let Ok(params) = mcpcassette::fuzzing::json::parse_message(rest) else {
         return;
     };
-    let canonical = mcpcassette::json::canonical_json(&params);
-    let again: Value = json::parse_message(canonical.as_bytes()).expect("canonical JSON parses");
-    assert_eq!(mcpcassette::json::canonical_json(&again), canonical);
+    let canonical = mcpcassette::canonical_json(&params);
+    let again: Value = mcpcassette::fuzzing::json::parse_message(canonical.as_bytes()).expect("canonical JSON parses");
+    assert_eq!(mcpcassette::canonical_json(&again), canonical);
 
     let method = METHODS[usize::from(pick) % METHODS.len()];
     let recorded = mcpcassette::fuzzing::shipped_cassette();
@@ -39,8 +38,8 @@ fuzz_target!(|data: &[u8]| {
         let recorded_params = interaction.client.message().get("params");
         let normalize = |p: Option<&Value>| recorded.rules.normalize(method, p).into_owned();
         assert_eq!(
-            mcpcassette::json::canonical_json(&normalize(recorded_params)),
-            mcpcassette::json::canonical_json(&normalize(request.get("params")))
+            mcpcassette::canonical_json(&normalize(recorded_params)),
+            mcpcassette::canonical_json(&normalize(request.get("params")))
         );
     }
 });

@@ -4,16 +4,15 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpcassette::matching::Refusal;
+use mcpcassette::Refusal;
 use mcpcassette::replay::{Context, Miss};
-use mcpcassette::json;
 use serde_json::json;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let Ok(params) = json::parse_message(rest) else {
+    let Ok(params) = mcpcassette::fuzzing::json::parse_message(rest) else {
         return;
     };
     let recorded = mcpcassette::fuzzing::shipped_cassette();
@@ -37,5 +36,5 @@ fuzz_target!(|data: &[u8]| {
         "error": {"code": miss.code(), "message": miss.message(), "data": miss.data()}}))
     .unwrap();
     assert!(reply.len() < 128 * 1024, "a reply of {} bytes", reply.len());
-    json::parse_message(&reply).expect("a client can read the reply");
+    mcpcassette::fuzzing::json::parse_message(&reply).expect("a client can read the reply");
 });

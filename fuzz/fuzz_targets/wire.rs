@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpcassette::{json, jsonrpc};
+use mcpcassette::fuzzing::{json, jsonrpc};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
@@ -26,8 +26,7 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(back["result"], serde_json::json!({}));
                 }
             }
-            Err(e) => {
-                let _ = e.to_string();
+            Err(_) => {
                 let _ = json::readable_id(line);
             }
         }

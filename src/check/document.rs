@@ -11,7 +11,7 @@ use crate::cassette::{self, Cassette, CassetteError, FORMAT_VERSION};
 
 /// What a file that reads as JSON turned out to be.
 #[derive(Debug)]
-pub enum Read {
+pub(super) enum Read {
     /// A cassette, parsed.
     Cassette(Value, Box<Cassette>),
     /// A fixture (it has `fixture_version`), checked on its own terms.
@@ -20,7 +20,7 @@ pub enum Read {
 
 /// The parsed cassette (or fixture document), or the findings that stop
 /// the check.
-pub fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
+pub(super) fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
     let markers = conflict_markers(text);
     if !markers.is_empty() {
         return Err(markers);

@@ -19,7 +19,12 @@ use crate::schema::{self, Shape, ToolArguments, ToolOutput, Violation, Violation
 
 /// Every finding for a document that [`fixture::is_fixture`], lines filled
 /// in.
-pub fn check(path: &Path, text: &str, document: &Value, config: &CheckConfig) -> Vec<Finding> {
+pub(super) fn check(
+    path: &Path,
+    text: &str,
+    document: &Value,
+    config: &CheckConfig,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     match fixture::parse(path, text) {
         Ok(fixture) => contents(&fixture, config, &mut findings),

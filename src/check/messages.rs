@@ -13,7 +13,7 @@ use crate::cassette::{Cassette, ClientMessage, Event};
 use crate::schema::{self, ToolArguments, ToolOutput, Violation, ViolationKind};
 
 /// One message of a cassette, where it sits, and what it answers.
-pub struct Located<'a> {
+pub(super) struct Located<'a> {
     /// JSON pointer of the message in the document.
     pub pointer: String,
     /// The message.
@@ -23,7 +23,7 @@ pub struct Located<'a> {
 }
 
 /// Every message in the cassette, in document order.
-pub fn all(cassette: &Cassette) -> Vec<Located<'_>> {
+pub(super) fn all(cassette: &Cassette) -> Vec<Located<'_>> {
     let mut out = Vec::new();
     events(&mut out, "/opening", &cassette.opening);
     for (i, interaction) in cassette.interactions.iter().enumerate() {
@@ -80,7 +80,7 @@ fn events<'a>(out: &mut Vec<Located<'a>>, base: &str, events: &'a [Event]) {
 }
 
 /// Envelope, MCP shape and official-schema findings for every message.
-pub fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut Vec<Finding>) {
+pub(super) fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut Vec<Finding>) {
     let version = cassette
         .protocol
         .version
@@ -115,7 +115,7 @@ pub fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut Vec<Find
 }
 
 /// Responses whose id is not their request's.
-pub fn pairing(cassette: &Cassette, findings: &mut Vec<Finding>) {
+pub(super) fn pairing(cassette: &Cassette, findings: &mut Vec<Finding>) {
     for (i, interaction) in cassette.interactions.iter().enumerate() {
         let base = format!("/interactions/{i}");
         if let Some(response) = &interaction.response {
@@ -169,7 +169,7 @@ fn unpaired(findings: &mut Vec<Finding>, pointer: &str, request: &Value, respons
 
 /// Recorded `tools/call` arguments against the `inputSchema` of the tool
 /// as the recorded `tools/list` advertised it.
-pub fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
+pub(super) fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
     // An invalid schema is reported by the shape check.
     let tools: HashMap<&str, Option<ToolArguments>> = advertised(cassette, "inputSchema")
         .map(|(name, schema)| (name, ToolArguments::new(schema).ok()))
@@ -203,7 +203,7 @@ pub fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
 /// The `outputSchema` of each tool the recorded `tools/list` answers
 /// advertise, compiled (`None`: it does not compile, which the shape check
 /// reports). Tools without one are absent.
-pub fn output_schemas(cassette: &Cassette) -> HashMap<&str, Option<ToolOutput>> {
+pub(super) fn output_schemas(cassette: &Cassette) -> HashMap<&str, Option<ToolOutput>> {
     advertised(cassette, "outputSchema")
         .map(|(name, schema)| (name, ToolOutput::new(schema).ok()))
         .collect()
@@ -228,7 +228,7 @@ fn advertised<'a>(
 
 /// Findings for a `tools/call` result of `name` (at `pointer`, which holds
 /// the result) that its tool's `outputSchema` rejects.
-pub fn tool_output(
+pub(super) fn tool_output(
     outputs: &HashMap<&str, Option<ToolOutput>>,
     name: &str,
     result: &Value,
@@ -249,7 +249,7 @@ pub fn tool_output(
 
 /// Recorded `tools/call` results against the `outputSchema` of the tool
 /// as the recorded `tools/list` advertised it.
-pub fn tool_results(cassette: &Cassette, findings: &mut Vec<Finding>) {
+pub(super) fn tool_results(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let outputs = output_schemas(cassette);
     if outputs.is_empty() {
         return;
@@ -272,7 +272,7 @@ pub fn tool_results(cassette: &Cassette, findings: &mut Vec<Finding>) {
 }
 
 /// Violations rooted at a message, as findings rooted at the document.
-pub fn push_violations(findings: &mut Vec<Finding>, base: &str, violations: Vec<Violation>) {
+pub(super) fn push_violations(findings: &mut Vec<Finding>, base: &str, violations: Vec<Violation>) {
     for violation in violations {
         findings.push(Finding::new(
             Code::from(violation.kind),

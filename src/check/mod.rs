@@ -24,7 +24,7 @@ pub use crate::json::Lines;
 pub use findings::{Code, Finding, Severity};
 
 use crate::redact::Redactor;
-use crate::schema::official::OfficialSchema;
+use crate::schema::OfficialSchema;
 
 /// What `check` looks with.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use super::findings::{Code, Finding};
 use crate::redact::{self, Redactor};
 
 /// Walks every string of the document.
-pub fn scan(document: &Value, redactor: &Redactor, findings: &mut Vec<Finding>) {
+pub(super) fn scan(document: &Value, redactor: &Redactor, findings: &mut Vec<Finding>) {
     let mut pointer = String::new();
     walk(document, None, &mut pointer, redactor, findings);
 }

@@ -10,7 +10,7 @@ use crate::protocol::Era;
 
 /// Interactions identical to an earlier one: same request (under the
 /// cassette's rules), same answer and same server traffic, ids aside.
-pub fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
+pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let mut seen = std::collections::HashMap::new();
     for (i, interaction) in cassette.interactions.iter().enumerate() {
         let Some(request) = interaction.request() else {
@@ -44,7 +44,7 @@ fn without_id(response: Option<&Value>) -> String {
 /// Requests were recorded but the server answered none of them: a
 /// recording against a server that was down (`record --upstream` keeps the
 /// 502s it answered with), which replays nothing useful.
-pub fn no_success(cassette: &Cassette, findings: &mut Vec<Finding>) {
+pub(super) fn no_success(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let mut requests = cassette
         .interactions
         .iter()
@@ -72,7 +72,7 @@ pub fn no_success(cassette: &Cassette, findings: &mut Vec<Finding>) {
 }
 
 /// The header against what the recorded handshake says.
-pub fn contradictions(cassette: &Cassette, findings: &mut Vec<Finding>) {
+pub(super) fn contradictions(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let (recorded, server) = cassette::describe(&cassette.interactions);
     if recorded.era != Era::Unknown && recorded.era != cassette.protocol.era {
         findings.push(Finding::new(
@@ -110,7 +110,7 @@ pub fn contradictions(cassette: &Cassette, findings: &mut Vec<Finding>) {
 /// Hand-written cases: shadowed by an earlier case, for something the
 /// recorded server does not offer, or answering with a malformed result
 /// (for a tool, one its recorded `outputSchema` rejects).
-pub fn cases(cassette: &Cassette, version: Option<&str>, findings: &mut Vec<Finding>) {
+pub(super) fn cases(cassette: &Cassette, version: Option<&str>, findings: &mut Vec<Finding>) {
     let cases = &cassette.rules.cases;
     let listed_tools = listed_tools(cassette);
     let outputs = super::messages::output_schemas(cassette);

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use mcpcassette::Mode;
+use mcpcassette::Selector;
 use mcpcassette::cassette::{KeyRule, OnExhausted, Strategy};
-use mcpcassette::json::Selector;
-use mcpcassette::mode::Mode;
 use mcpcassette::protocol::Era;
 use mcpcassette::replay::Pace;
 use mcpcassette::replay::http::SessionMode;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::check::{self, CheckConfig, FileReport, Severity};
-use mcpcassette::schema::official::OfficialSchema;
+use mcpcassette::schema::OfficialSchema;
 
 use super::args::CheckArgs;
 

@@ -6,15 +6,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use mcpcassette::Rules;
 use mcpcassette::cassette;
 use mcpcassette::cassette::{Cassette, Interaction};
-use mcpcassette::matching::Rules;
+use mcpcassette::cli_support::process_stdio;
 use mcpcassette::replay::http::HttpReplayConfig;
 use mcpcassette::replay::{
     Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream,
     file_session_traffic, serve_with,
 };
-use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::MatchArgs;
 use super::replay;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use mcpcassette::inspect::{Inspector, Output};
+use mcpcassette::cli_support::{Inspector, Output};
 use mcpcassette::record::{HttpRecordConfig, RecordConfig, Redaction, record_stdio};
 
 use super::args::InspectArgs;

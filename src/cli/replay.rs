@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use mcpcassette::cassette::{self, Cassette, RuleOverrides, Rules, Transport};
 
+use mcpcassette::cli_support::process_stdio;
 use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
 use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, VerdictConfig, serve_with};
-use mcpcassette::transport::stdio::process_stdio;
 
 use super::args::{MatchArgs, ReplayArgs};
 use super::exit;

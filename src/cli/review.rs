@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use console::{Key, Term, style};
-use mcpcassette::drift::compare;
+use mcpcassette::drift::compare_interaction;
 use mcpcassette::drift::pending::{self, Change, Pending};
 use mcpcassette::drift::render::{self, RenderOptions};
 use serde_json::{Value, json};
@@ -387,7 +387,7 @@ fn change_notes(pending: &Pending, change: &Change, options: &RenderOptions) -> 
         return String::new();
     };
     let rules = &pending.accepted.rules.normalize;
-    let drift = compare::interaction(change.index, accepted, Some(live), rules);
+    let drift = compare_interaction(change.index, accepted, Some(live), rules);
     render::notes(&drift, options)
 }
 

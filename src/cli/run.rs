@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use mcpcassette::mode::{Mode, Project, Sources, ancestors, process_env};
+use mcpcassette::Mode;
+use mcpcassette::cli_support::{Project, Sources, ancestors, process_env};
 
 use super::args::{MatchArgs, RunArgs};
 use super::{record, replay};

@@ -5,9 +5,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use mcpcassette::cli_support::process_env;
 use mcpcassette::drift::render::{self, RenderOptions};
 use mcpcassette::drift::{Target, UpdateMode, VerifyConfig, verify};
-use mcpcassette::mode::process_env;
 use mcpcassette::replay::shell_quote;
 
 use super::args::VerifyArgs;

@@ -67,7 +67,7 @@ fn is_epoch(n: u64) -> bool {
 /// and a live comparison view (`{"response": …, "traffic": [...]}`, as
 /// [`super::compare`] builds them). Selectors are rooted at each compared
 /// message, as `normalize` rules are; array positions become `*`.
-pub fn suggest(recorded: &Value, live: &Value) -> Vec<Hint> {
+pub(super) fn suggest(recorded: &Value, live: &Value) -> Vec<Hint> {
     let mut hints = Vec::new();
     let mut roots = vec![(&recorded["response"], &live["response"])];
     if let (Some(old), Some(new)) = (recorded["traffic"].as_array(), live["traffic"].as_array()) {

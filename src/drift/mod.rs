@@ -3,22 +3,22 @@
 //! change by change, the way insta updates snapshots.
 //!
 //! - [`verify()`] drives the live server with the cassette's client side
-//!   ([`driver`]), compares ([`compare`]) after normalising volatile fields
-//!   ([`normalize`]), and writes the live version as a pending cassette
-//!   ([`pending`]) as [`UpdateMode`] says.
+//!   ([`drive`]), compares ([`compare()`]) after normalising volatile
+//!   fields ([`NormalizeRule`]), and writes the live version as a pending
+//!   cassette ([`pending`]) as [`UpdateMode`] says.
 //! - [`render`] turns a [`DriftReport`] into text (unified diffs);
-//!   [`tools`] classifies `tools/list` changes.
+//!   [`ToolChange`] classifies `tools/list` changes.
 
 mod assert;
-pub mod compare;
-pub mod driver;
-pub mod hints;
-pub mod normalize;
+mod compare;
+mod driver;
+mod hints;
+mod normalize;
 pub mod pending;
 pub mod render;
-pub mod sessions;
-pub mod streams;
-pub mod tools;
+mod sessions;
+mod streams;
+mod tools;
 mod update;
 mod verify;
 
@@ -29,6 +29,10 @@ use serde_json::Value;
 
 pub use crate::cassette::NormalizeRule;
 pub use assert::assert_verified;
+pub use compare::{compare, interaction as compare_interaction};
+pub use driver::{DriveConfig, drive};
+pub use hints::Hint;
+pub use tools::ToolChange;
 pub use update::{UnknownUpdateMode, UpdateMode};
 pub use verify::{Target, Verification, VerifyConfig, verify};
 

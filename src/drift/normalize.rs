@@ -43,7 +43,7 @@ impl NormalizeRule {
 }
 
 /// Applies every rule to `message`; adds each rule's count to `counts`.
-pub fn apply_all(rules: &[NormalizeRule], message: &mut Value, counts: &mut [usize]) {
+pub(super) fn apply_all(rules: &[NormalizeRule], message: &mut Value, counts: &mut [usize]) {
     for (rule, count) in rules.iter().zip(counts.iter_mut()) {
         *count += rule.apply(message);
     }

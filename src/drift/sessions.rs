@@ -12,7 +12,7 @@ use crate::cassette::{Cassette, Interaction};
 /// interactions (the first also keeps the opening); one when the recording
 /// has one session (always, for stdio and the 2026-07-28 era, which has no
 /// sessions).
-pub fn split(recorded: &Cassette) -> Vec<Cassette> {
+pub(super) fn split(recorded: &Cassette) -> Vec<Cassette> {
     let starts = starts(&recorded.interactions);
     if starts.len() <= 1 {
         return vec![recorded.clone()];

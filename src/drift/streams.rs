@@ -44,7 +44,7 @@ enum Slot {
 /// in order, masked as `observed` is; messages are compared as the drift
 /// report compares them (without ids, after `rules`). Returns how many
 /// interactions were reordered.
-pub fn align(
+pub(super) fn align(
     recorded: &Cassette,
     observed: &mut Cassette,
     server_stream: &[Value],

@@ -146,7 +146,7 @@ fn describe_schema(tool: &str, which: &str, breaking: bool, reasons: &[String]) 
 /// `tools` array; malformed input counts as no tools, since drift should
 /// be reported, not crash on). Tools are matched by name; the output is
 /// sorted: removed, added, then changed, by tool name.
-pub fn classify(recorded: &Value, live: &Value) -> Vec<ToolChange> {
+pub(super) fn classify(recorded: &Value, live: &Value) -> Vec<ToolChange> {
     let before = tools_by_name(recorded);
     let after = tools_by_name(live);
     let mut changes = Vec::new();

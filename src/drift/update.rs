@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 /// The variable that sets the update mode.
-pub const UPDATE_VAR: &str = "MCPCASSETTE_UPDATE";
+pub(super) const UPDATE_VAR: &str = "MCPCASSETTE_UPDATE";
 
 /// `MCPCASSETTE_UPDATE` holds something that is not an update mode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -60,7 +60,7 @@ impl UpdateMode {
         UpdateMode::parse(value).ok_or_else(|| UnknownUpdateMode(value.to_owned()))
     }
 
-    /// Resolves `Auto` with [`crate::mode::ci_detected`]; also returns why,
+    /// Resolves `Auto` with [`crate::ci_detected`]; also returns why,
     /// for the log.
     pub fn resolve(self, env: impl Fn(&str) -> Option<String>) -> (UpdateMode, &'static str) {
         match self {

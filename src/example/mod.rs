@@ -15,5 +15,9 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
-pub use results::{PLACEHOLDER, method_result, tool_result};
-pub use schema::{accepts, from_schema};
+#[cfg(test)]
+pub(crate) use results::PLACEHOLDER;
+pub(crate) use results::{method_result, tool_result};
+#[cfg(test)]
+pub(crate) use schema::accepts;
+pub use schema::from_schema;

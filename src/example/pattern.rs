@@ -11,7 +11,7 @@ const MAX_REPEAT: u32 = 64;
 /// read, needs what the regex crate does not support (look-around), or the
 /// walk produced something it does not match (word boundaries, anchors in
 /// the middle).
-pub fn example(pattern: &str) -> Option<String> {
+pub(super) fn example(pattern: &str) -> Option<String> {
     let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(pattern)
@@ -24,7 +24,7 @@ pub fn example(pattern: &str) -> Option<String> {
 
 /// Whether `text` matches `pattern` (unanchored, as JSON Schema reads it);
 /// `None` when the regex crate cannot read it.
-pub fn matches(pattern: &str, text: &str) -> Option<bool> {
+pub(super) fn matches(pattern: &str, text: &str) -> Option<bool> {
     regex::Regex::new(pattern).ok().map(|r| r.is_match(text))
 }
 

@@ -6,14 +6,14 @@ use serde_json::{Value, json};
 use super::schema::from_schema;
 
 /// The text of a result meant to be replaced by hand.
-pub const PLACEHOLDER: &str = "…";
+pub(crate) const PLACEHOLDER: &str = "…";
 
 /// A `tools/call` result for a tool with `output_schema` (its
 /// `outputSchema`, if it declares one): `structuredContent` the schema
 /// accepts ([`from_schema`]) and, as the specification recommends for
 /// clients that read only `content`, one text item carrying the same JSON.
 /// Without a schema: one text item with `text`.
-pub fn tool_result(output_schema: Option<&Value>, text: &str) -> Value {
+pub(crate) fn tool_result(output_schema: Option<&Value>, text: &str) -> Value {
     match output_schema {
         None => json!({"content": [{"type": "text", "text": text}]}),
         Some(schema) => {
@@ -34,7 +34,7 @@ pub fn tool_result(output_schema: Option<&Value>, text: &str) -> Value {
 /// `resources/read` one text content for the URI asked; empty lists and
 /// completions; `{}` for methods whose result has no required fields.
 /// Legacy-era shapes: a 2026-07-28 answer also needs its `resultType`.
-pub fn method_result(method: &str, params: Option<&Value>, tools: &[Value]) -> Value {
+pub(crate) fn method_result(method: &str, params: Option<&Value>, tools: &[Value]) -> Value {
     let param = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
     match method {
         "tools/call" => {

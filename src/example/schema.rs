@@ -25,7 +25,7 @@ const LARGEST: u64 = 10_000;
 
 /// A value `schema` accepts: see the module documentation. A schema no
 /// value satisfies (or one the walk cannot satisfy) still gets its best
-/// attempt, which [`accepts`] then rejects.
+/// attempt, which validation then rejects.
 pub fn from_schema(schema: &Value) -> Value {
     let validator = compile(schema);
     let mut attempt = Value::Null;
@@ -46,7 +46,7 @@ pub fn from_schema(schema: &Value) -> Value {
 /// Whether `schema` accepts `value`, formats included (`date-time`, `uri`,
 /// `email`, `uuid`, …); `None` when the schema does not compile (invalid,
 /// or a `$ref` that would need the network).
-pub fn accepts(schema: &Value, value: &Value) -> Option<bool> {
+pub(crate) fn accepts(schema: &Value, value: &Value) -> Option<bool> {
     compile(schema).map(|validator| validator.is_valid(value))
 }
 

@@ -18,7 +18,7 @@ use crate::transport::pairing::Paired;
 /// `{"t_ms", "dir", "kind", "method", "id", "bytes", "latency_ms"?,
 /// "violations"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Event {
+pub(crate) struct Event {
     /// When it was seen, in milliseconds since the inspector started.
     pub t_ms: f64,
     /// Which way it went: `c2s` or `s2c`.
@@ -44,7 +44,7 @@ pub struct Event {
 /// What a message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum EventKind {
+pub(crate) enum EventKind {
     /// A request (has `method` and `id`).
     Request,
     /// A notification (has `method`, no `id`).
@@ -59,7 +59,7 @@ pub enum EventKind {
 
 /// One schema violation, with `check`'s stable code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Flag {
+pub(crate) struct Flag {
     /// `MC` and three digits (the README's table of finding codes).
     pub code: &'static str,
     /// JSON pointer into the message (empty: the message itself).
@@ -70,7 +70,7 @@ pub struct Flag {
 
 impl Flag {
     /// The pointer, or `/` for the message itself.
-    pub fn pointer_or_root(&self) -> &str {
+    pub(crate) fn pointer_or_root(&self) -> &str {
         if self.pointer.is_empty() {
             "/"
         } else {
@@ -140,7 +140,7 @@ impl Event {
     }
 
     /// The line of the `--log` file, newline included.
-    pub fn to_json_line(&self) -> String {
+    pub(crate) fn to_json_line(&self) -> String {
         let mut line = serde_json::to_string(self).unwrap_or_default();
         line.push('\n');
         line
@@ -153,7 +153,7 @@ impl Event {
     /// [  0.004s] ← response to tools/list id=2 98 B in 1.25 ms
     ///            ! MC206 at /result/tools/0/inputSchema: …
     /// ```
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let arrow = match self.dir {
             Direction::ClientToServer => '→',
             Direction::ServerToClient => '←',
@@ -190,7 +190,7 @@ impl Event {
 
     /// What it is, for messages: "`tools/list`", "the response to
     /// `tools/list`".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (self.kind, &self.method) {
             (EventKind::Request | EventKind::Notification, Some(method)) => format!("`{method}`"),
             (EventKind::Response | EventKind::Error, Some(method)) => {
@@ -202,7 +202,7 @@ impl Event {
     }
 
     /// "from the client" or "from the server".
-    pub fn sender(&self) -> &'static str {
+    pub(crate) fn sender(&self) -> &'static str {
         match self.dir {
             Direction::ClientToServer => "from the client",
             Direction::ServerToClient => "from the server",

@@ -27,8 +27,8 @@ use crate::record::Observer;
 use crate::redact::Redactor;
 use crate::transport::pairing::{Paired, Pairing};
 
-pub use event::{Event, EventKind, Flag};
-pub use summary::{Latency, MethodSummary, Summary, Totals};
+pub(crate) use event::Event;
+pub(crate) use summary::Summary;
 
 use summary::Stats;
 
@@ -37,10 +37,10 @@ pub enum Output {
     /// A human-readable line per message (`→ tools/call id=3 …`), with its
     /// violations on the lines below.
     Lines(Box<dyn Write + Send>),
-    /// One JSON object per message and line (see [`Event`]). Violations
+    /// One JSON object per message and line (see `Event`). Violations
     /// are also reported through `tracing`, once per method and code.
     Log(Box<dyn Write + Send>),
-    /// Nothing per message; only the [`Summary`].
+    /// Nothing per message; only the summary.
     Quiet,
 }
 

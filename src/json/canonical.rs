@@ -12,7 +12,7 @@ pub fn canonical_json(value: &Value) -> String {
 }
 
 /// Writes `value` as compact JSON with object keys sorted at every level.
-pub fn write_canonical(out: &mut String, value: &Value) {
+pub(crate) fn write_canonical(out: &mut String, value: &Value) {
     match value {
         Value::Object(map) => write_object(out, map, None),
         Value::Array(items) => {
@@ -32,7 +32,7 @@ pub fn write_canonical(out: &mut String, value: &Value) {
 
 /// Writes `map` as [`write_canonical`] does, leaving out its own key
 /// `skip` (not those of objects inside it).
-pub fn write_object(out: &mut String, map: &Map<String, Value>, skip: Option<&str>) {
+pub(crate) fn write_object(out: &mut String, map: &Map<String, Value>, skip: Option<&str>) {
     let mut keys: Vec<&String> = map.keys().filter(|k| Some(k.as_str()) != skip).collect();
     keys.sort_unstable();
     out.push('{');

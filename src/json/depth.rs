@@ -4,7 +4,7 @@
 
 /// How deep a document nests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Nesting {
+pub(crate) struct Nesting {
     /// The greatest number of open objects and arrays at any point.
     pub deepest: usize,
 }
@@ -16,7 +16,7 @@ pub struct Nesting {
     super::MAX_DEPTH,
     if *.limit > super::MAX_DEPTH { ", plus the file's own structure" } else { "" }
 )]
-pub struct TooDeep {
+pub(crate) struct TooDeep {
     /// How deep it goes.
     pub depth: usize,
     /// The limit it broke.
@@ -40,7 +40,7 @@ enum Frame {
 
 /// Measures `bytes` (JSON text, valid or not: only brackets outside
 /// strings count), refusing it if it nests deeper than `limit`.
-pub fn nesting(bytes: &[u8], limit: usize) -> Result<Nesting, TooDeep> {
+pub(crate) fn nesting(bytes: &[u8], limit: usize) -> Result<Nesting, TooDeep> {
     let mut frames: Vec<Frame> = Vec::new();
     let mut deepest = 0;
     // Where the limit was first broken, with the pointer there.
@@ -144,7 +144,7 @@ fn pointer(bytes: &[u8], frames: &[Frame]) -> String {
 }
 
 /// 1-based line and byte column of `offset` in `bytes`.
-pub fn position(bytes: &[u8], offset: usize) -> (usize, usize) {
+pub(crate) fn position(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset];
     let line = memchr::memchr_iter(b'\n', before).count() + 1;
     let line_start = memchr::memrchr(b'\n', before).map_or(0, |n| n + 1);

@@ -4,7 +4,7 @@
 /// line and column their own way) and without serde's vocabulary:
 /// `invalid type: string "x", expected struct Rules` becomes
 /// `expected an object, found a string "x"`.
-pub fn plain_error(e: &serde_json::Error) -> String {
+pub(crate) fn plain_error(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let text = match text.rfind(" at line ") {
         Some(at) if text[at..].contains(" column ") => &text[..at],

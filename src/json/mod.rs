@@ -14,14 +14,15 @@ mod selector;
 mod subset;
 mod wire;
 
-pub use canonical::{canonical_json, write_canonical, write_object};
-pub use depth::{Nesting, TooDeep, nesting, position};
+pub use canonical::canonical_json;
+pub(crate) use canonical::{write_canonical, write_object};
+pub(crate) use depth::{TooDeep, nesting, position};
 pub use locate::Lines;
-pub use message::plain_error;
-pub use pointer::{pointer_segment, push_key};
+pub(crate) use message::plain_error;
+pub(crate) use pointer::{pointer_segment, push_key};
 pub use selector::{Selector, SelectorError};
-pub use subset::{Mismatch, first_mismatch, is_subset};
-pub use wire::{parse_message, readable_id};
+pub(crate) use subset::{first_mismatch, is_subset};
+pub(crate) use wire::{parse_message, readable_id};
 
 use serde::de::DeserializeOwned;
 
@@ -34,11 +35,11 @@ pub const MAX_DEPTH: usize = 128;
 /// How many levels mcpcassette's own files wrap a message in, at most: a
 /// cassette's `/interactions/N/during/M/server_request`. Files may nest
 /// this much deeper than a message.
-pub const FILE_WRAPPING: usize = 5;
+pub(crate) const FILE_WRAPPING: usize = 5;
 
 /// Why a document did not parse.
 #[derive(Debug, thiserror::Error)]
-pub enum ParseError {
+pub(crate) enum ParseError {
     /// It nests deeper than its limit.
     #[error("{0}")]
     TooDeep(TooDeep),
@@ -49,7 +50,7 @@ pub enum ParseError {
 
 impl ParseError {
     /// 1-based line and column of the problem.
-    pub fn position(&self) -> (usize, usize) {
+    pub(crate) fn position(&self) -> (usize, usize) {
         match self {
             ParseError::TooDeep(deep) => (deep.line, deep.column),
             ParseError::Json(e) => (e.line().max(1), e.column().max(1)),
@@ -61,7 +62,10 @@ impl ParseError {
 /// structure (a cassette nests a server request five levels down, a journal
 /// entry one): messages up to [`MAX_DEPTH`] levels deep parse, deeper ones
 /// are refused by name, and the parser never recurses further than that.
-pub fn from_slice<T: DeserializeOwned>(bytes: &[u8], wrapping: usize) -> Result<T, ParseError> {
+pub(crate) fn from_slice<T: DeserializeOwned>(
+    bytes: &[u8],
+    wrapping: usize,
+) -> Result<T, ParseError> {
     match serde_json::from_slice(bytes) {
         Ok(value) => Ok(value),
         Err(e) if is_recursion_limit(&e) => {
@@ -78,7 +82,7 @@ pub fn from_slice<T: DeserializeOwned>(bytes: &[u8], wrapping: usize) -> Result<
 /// Where a file stops being UTF-8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("not UTF-8: byte 0x{byte:02X} at column {column} is not part of a character")]
-pub struct NotUtf8 {
+pub(crate) struct NotUtf8 {
     /// 1-based line.
     pub line: usize,
     /// 1-based column, in bytes.
@@ -89,7 +93,7 @@ pub struct NotUtf8 {
 
 /// The text of a file's bytes, without a UTF-8 byte order mark (editors on
 /// Windows write one; JSON has none), or where it stops being UTF-8.
-pub fn file_text(bytes: &[u8]) -> Result<&str, NotUtf8> {
+pub(crate) fn file_text(bytes: &[u8]) -> Result<&str, NotUtf8> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();
@@ -104,7 +108,7 @@ pub fn file_text(bytes: &[u8]) -> Result<&str, NotUtf8> {
 
 /// A JSON value's kind, as messages name it: `null`, `a boolean`,
 /// `a number`, `a string`, `an array`, `an object`.
-pub fn kind_of(value: &serde_json::Value) -> &'static str {
+pub(crate) fn kind_of(value: &serde_json::Value) -> &'static str {
     use serde_json::Value;
     match value {
         Value::Null => "null",
@@ -118,7 +122,7 @@ pub fn kind_of(value: &serde_json::Value) -> &'static str {
 
 /// Parses `bytes` with serde_json's recursion limit off. Only for text
 /// whose nesting [`nesting`] has bounded.
-pub fn unbounded<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
+pub(crate) fn unbounded<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.disable_recursion_limit();
     let value = T::deserialize(&mut de)?;
@@ -127,7 +131,7 @@ pub fn unbounded<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Err
 }
 
 /// How deep `value` nests (a scalar is 0, `[]` is 1), without recursion.
-pub fn depth_of(value: &serde_json::Value) -> usize {
+pub(crate) fn depth_of(value: &serde_json::Value) -> usize {
     use serde_json::Value;
     let mut deepest = 0;
     let mut stack = vec![(value, 1)];
@@ -148,7 +152,7 @@ pub fn depth_of(value: &serde_json::Value) -> usize {
 }
 
 /// Whether serde_json stopped at its recursion limit.
-pub fn is_recursion_limit(e: &serde_json::Error) -> bool {
+pub(crate) fn is_recursion_limit(e: &serde_json::Error) -> bool {
     e.is_syntax() && e.to_string().starts_with("recursion limit exceeded")
 }
 

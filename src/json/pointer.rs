@@ -6,7 +6,7 @@ use std::borrow::Cow;
 /// `key` as one JSON-pointer segment: `~` as `~0`, `/` as `~1` (in that
 /// order, so a `~1` in a key stays distinct from a `/`). Borrowed when
 /// there is nothing to escape, the common case.
-pub fn pointer_segment(key: &str) -> Cow<'_, str> {
+pub(crate) fn pointer_segment(key: &str) -> Cow<'_, str> {
     if !key.contains(['~', '/']) {
         return Cow::Borrowed(key);
     }
@@ -22,7 +22,7 @@ pub fn pointer_segment(key: &str) -> Cow<'_, str> {
 }
 
 /// Appends `/key` to a JSON pointer, `key` escaped by [`pointer_segment`].
-pub fn push_key(pointer: &mut String, key: &str) {
+pub(crate) fn push_key(pointer: &mut String, key: &str) {
     pointer.push('/');
     pointer.push_str(&pointer_segment(key));
 }

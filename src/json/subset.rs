@@ -10,7 +10,7 @@ use super::push_key;
 /// may carry extra keys); arrays match when they have the same length and
 /// match position by position; everything else (strings, numbers, booleans,
 /// null) by equality (numbers compared as JSON numbers: 1 == 1.0).
-pub fn is_subset(pattern: &Value, value: &Value) -> bool {
+pub(crate) fn is_subset(pattern: &Value, value: &Value) -> bool {
     // Kept apart from `first_mismatch` so the common case builds no pointer.
     match (pattern, value) {
         (Value::Object(p), Value::Object(v)) => p
@@ -26,7 +26,7 @@ pub fn is_subset(pattern: &Value, value: &Value) -> bool {
 
 /// Where the first mismatch is, for error messages.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Mismatch {
+pub(crate) struct Mismatch {
     /// RFC 6901 pointer to the mismatch, relative to the compared values
     /// (`""` when the values themselves differ).
     pub pointer: String,
@@ -40,7 +40,7 @@ pub struct Mismatch {
 
 /// The first place, in the pattern's order, where `pattern` is not a subset
 /// of `value`; `None` exactly when [`is_subset`] holds.
-pub fn first_mismatch(pattern: &Value, value: &Value) -> Option<Mismatch> {
+pub(crate) fn first_mismatch(pattern: &Value, value: &Value) -> Option<Mismatch> {
     let mut pointer = String::new();
     find(pattern, value, &mut pointer)
 }

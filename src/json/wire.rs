@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{MAX_DEPTH, ParseError, is_recursion_limit, nesting, unbounded};
 
 /// Parses one message or a batch of them.
-pub fn parse_message(bytes: &[u8]) -> Result<Value, ParseError> {
+pub(crate) fn parse_message(bytes: &[u8]) -> Result<Value, ParseError> {
     match parse_within_limit(bytes) {
         Err(ParseError::Json(e)) if e.is_syntax() => match replace_lone_surrogates(bytes) {
             Some(repaired) => parse_within_limit(&repaired).map_err(|_| ParseError::Json(e)),
@@ -24,7 +24,7 @@ pub fn parse_message(bytes: &[u8]) -> Result<Value, ParseError> {
 
 /// The `id` of a message that did not parse, when the rest of it reads as
 /// JSON: an error reply should name the request it answers.
-pub fn readable_id(bytes: &[u8]) -> Option<Value> {
+pub(crate) fn readable_id(bytes: &[u8]) -> Option<Value> {
     #[derive(Deserialize)]
     struct IdOnly {
         id: Option<Value>,

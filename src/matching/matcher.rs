@@ -11,7 +11,7 @@ use crate::protocol::{self, Era};
 
 /// Methods answered outside the matcher's order: handshakes are answered
 /// from their first recording every time, `ping` always.
-pub const OUT_OF_ORDER_METHODS: [&str; 3] = ["initialize", "server/discover", "ping"];
+pub(crate) const OUT_OF_ORDER_METHODS: [&str; 3] = ["initialize", "server/discover", "ping"];
 
 /// How a request is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

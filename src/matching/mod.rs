@@ -9,17 +9,16 @@ mod matcher;
 mod rules;
 mod target;
 
-pub use matcher::{Answer, Matcher, OUT_OF_ORDER_METHODS, Refusal};
+pub use matcher::{Answer, Matcher, Refusal};
 // The rules are the cassette's data; matching implements them.
-pub use crate::cassette::{MethodCase, OnExhausted, Rules, Strategy};
-pub use target::{Target, same_target};
+pub(crate) use crate::cassette::{OnExhausted, Rules, Strategy};
+pub(crate) use target::{Target, same_target};
 
 use std::fmt;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::cassette::Cassette;
 use crate::json;
 
 /// The SHA-256 of a message's canonical form.
@@ -44,13 +43,13 @@ pub enum MessageKind {
 
 /// The canonical form: method and params with sorted keys, without
 /// `params._meta` (progress tokens, modern protocol metadata).
-pub fn canonical(method: &str, params: Option<&Value>) -> String {
+pub(crate) fn canonical(method: &str, params: Option<&Value>) -> String {
     format!("{method} {}", canonical_params(params))
 }
 
 /// Params as compact JSON with sorted keys and without `_meta`; no params
 /// and empty params are the same.
-pub fn canonical_params(params: Option<&Value>) -> String {
+pub(crate) fn canonical_params(params: Option<&Value>) -> String {
     let mut out = String::with_capacity(64);
     match params {
         Some(Value::Object(map)) => json::write_object(&mut out, map, Some("_meta")),
@@ -61,12 +60,12 @@ pub fn canonical_params(params: Option<&Value>) -> String {
 }
 
 /// Hashes a message's canonical form.
-pub fn key(kind: MessageKind, method: &str, params: Option<&Value>) -> Key {
+pub(crate) fn key(kind: MessageKind, method: &str, params: Option<&Value>) -> Key {
     key_from_canonical(kind, method, &canonical_params(params))
 }
 
 /// Hashes kind, method and the canonical JSON of what is compared.
-pub fn key_from_canonical(kind: MessageKind, method: &str, canonical_params: &str) -> Key {
+pub(crate) fn key_from_canonical(kind: MessageKind, method: &str, canonical_params: &str) -> Key {
     let mut hasher = Sha256::new();
     hasher.update(match kind {
         MessageKind::Request => b"R",
@@ -76,35 +75,6 @@ pub fn key_from_canonical(kind: MessageKind, method: &str, canonical_params: &st
     hasher.update(b" ");
     hasher.update(canonical_params.as_bytes());
     Key(hasher.finalize().into())
-}
-
-/// The key of a whole JSON-RPC request or notification.
-pub fn key_of(kind: MessageKind, message: &Value) -> Key {
-    let method = crate::jsonrpc::method(message).unwrap_or_default();
-    key(kind, method, crate::jsonrpc::params(message))
-}
-
-/// The recorded request most like a live one, for the unmatched-request
-/// message: the same method first, then the same target (tool, prompt,
-/// resource), then the most similar params. Only runs on a miss, so a scan
-/// is fine here.
-pub fn closest(cassette: &Cassette, method: &str, params: Option<&Value>) -> Option<usize> {
-    let live = canonical(method, params);
-    cassette
-        .interactions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, interaction)| {
-            let request = interaction.request()?;
-            let recorded = canonical(interaction.method(), crate::jsonrpc::params(request));
-            let same_method = interaction.method() == method;
-            let same_target =
-                same_method && same_target(method, params, crate::jsonrpc::params(request));
-            let ratio = similar::TextDiff::from_chars(&live, &recorded).ratio();
-            Some(((u8::from(same_method), u8::from(same_target), ratio), i))
-        })
-        .max_by(|(a, _), (b, _)| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
-        .map(|(_, i)| i)
 }
 
 #[cfg(test)]

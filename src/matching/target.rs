@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// The params field that names a request's target, and what it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The field under `params` (`name`, `uri`).
     pub field: &'static str,
     /// What it names, for messages (`tool`, `prompt`, `resource`).
@@ -18,7 +18,7 @@ pub struct Target {
 
 impl Target {
     /// The target field of `method`'s requests, if it has one.
-    pub fn of(method: &str) -> Option<Target> {
+    pub(crate) fn of(method: &str) -> Option<Target> {
         let (field, kind) = match method {
             "tools/call" => ("name", "tool"),
             "prompts/get" => ("name", "prompt"),
@@ -31,19 +31,19 @@ impl Target {
     }
 
     /// The JSON pointer of the field in a message (`/params/name`).
-    pub fn pointer(&self) -> String {
+    pub(crate) fn pointer(&self) -> String {
         format!("/params/{}", self.field)
     }
 
     /// The target named in `params`, if any.
-    pub fn named_in<'a>(&self, params: Option<&'a Value>) -> Option<&'a Value> {
+    pub(crate) fn named_in<'a>(&self, params: Option<&'a Value>) -> Option<&'a Value> {
         params?.get(self.field)
     }
 }
 
 /// Whether two requests of `method` name the same target (true for methods
 /// without one).
-pub fn same_target(method: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
+pub(crate) fn same_target(method: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
     Target::of(method).is_none_or(|t| t.named_in(a) == t.named_in(b))
 }
 

@@ -3,18 +3,18 @@
 //! detection (see [`Sources::resolve`]).
 
 pub mod ancestors;
-pub mod project;
+mod project;
 
 use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use ancestors::Ancestor;
+pub(crate) use ancestors::Ancestor;
 pub use project::Project;
 
 /// The variable that sets the mode.
-pub const MODE_VAR: &str = "MCPCASSETTE_MODE";
+pub(crate) const MODE_VAR: &str = "MCPCASSETTE_MODE";
 
 /// Errors of finding a mode.
 #[derive(Debug, thiserror::Error)]
@@ -128,7 +128,7 @@ pub fn process_env(name: &str) -> Option<String> {
 }
 
 /// The variables [`ci_detected`] reads.
-pub const CI_VARS: [&str; 2] = ["CI", "TF_BUILD"];
+pub(crate) const CI_VARS: [&str; 2] = ["CI", "TF_BUILD"];
 
 /// Everything a mode can come from, strongest first: `--mode`, this
 /// process's `MCPCASSETTE_MODE`, the nearest ancestor's `MCPCASSETTE_MODE`

@@ -25,7 +25,7 @@ use crate::cassette::{OnExhausted, Strategy};
 use crate::json::Selector;
 
 /// The file's name.
-pub const FILE_NAME: &str = "mcpcassette.toml";
+pub(super) const FILE_NAME: &str = "mcpcassette.toml";
 
 /// What the project file says.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

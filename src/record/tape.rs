@@ -11,7 +11,7 @@ use crate::redact::Redactor;
 /// mutex, which puts every line in one order consistent with cause and
 /// effect (a line is taped before it is forwarded).
 #[derive(Debug)]
-pub struct Tape {
+pub(super) struct Tape {
     /// `None` once the tape is finished; later lines are not kept.
     journal: Option<Journal>,
     lines: Vec<(Direction, Vec<u8>)>,
@@ -26,7 +26,7 @@ pub struct Tape {
 
 impl Tape {
     /// A tape that journals to `journal`, masking with `redactor`.
-    pub fn new(journal: Journal, redactor: Redactor) -> Self {
+    pub(super) fn new(journal: Journal, redactor: Redactor) -> Self {
         Tape {
             journal: Some(journal),
             lines: Vec::new(),
@@ -38,7 +38,7 @@ impl Tape {
     }
 
     /// Keeps one forwarded line (blank lines are skipped).
-    pub fn record(&mut self, direction: Direction, line: &[u8]) {
+    pub(super) fn record(&mut self, direction: Direction, line: &[u8]) {
         let Some(journal) = &mut self.journal else {
             return;
         };
@@ -61,7 +61,7 @@ impl Tape {
 
     /// Copies of the lines taped after the first `from`, for the schema
     /// watch.
-    pub fn lines_since(&self, from: usize) -> Vec<(Direction, Vec<u8>)> {
+    pub(super) fn lines_since(&self, from: usize) -> Vec<(Direction, Vec<u8>)> {
         self.lines
             .get(from..)
             .map(<[_]>::to_vec)
@@ -70,7 +70,10 @@ impl Tape {
 
     /// Stops taping and files every line into `builder`. Lines that are
     /// not JSON were forwarded but cannot be recorded; each is reported.
-    pub fn finish(&mut self, mut builder: Builder) -> Result<(Builder, Journal), RecordError> {
+    pub(super) fn finish(
+        &mut self,
+        mut builder: Builder,
+    ) -> Result<(Builder, Journal), RecordError> {
         let journal = self.journal.take().ok_or(RecordError::TapeFinished)?;
         let times = std::mem::take(&mut self.times);
         for ((direction, line), at) in std::mem::take(&mut self.lines).into_iter().zip(times) {

@@ -31,7 +31,7 @@ pub(super) struct Decoded {
 impl Decoded {
     /// The range of the original text that `range` of the decoded one came
     /// from (char boundaries map to the starts of whole escapes).
-    pub fn original(&self, range: Range<usize>) -> Range<usize> {
+    pub(super) fn original(&self, range: Range<usize>) -> Range<usize> {
         self.map[range.start]..self.map[range.end]
     }
 }

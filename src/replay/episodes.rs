@@ -72,7 +72,7 @@ const EXIT_STATUS_TIMEOUT: Duration = Duration::from_secs(1);
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the first forwarded request waits for the session traffic the
 /// cassette recorded after its handshake.
-pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The outcome of starting the server: the reason it failed, if it did.
 type Started = Result<(), UpstreamFailure>;

@@ -17,7 +17,7 @@ mod engine;
 mod envelope;
 mod methods;
 mod notifications;
-pub mod official;
+mod official;
 mod sampling;
 mod tasks;
 mod tools;
@@ -26,6 +26,7 @@ mod violation;
 
 use serde_json::Value;
 
+pub use official::{OfficialSchema, OfficialSchemaError};
 pub use tools::{ToolArguments, ToolOutput};
 pub use violation::{Violation, ViolationKind};
 

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 /// Raw ids of the requests on one connection (or one HTTP POST), by the
 /// text serde_json would write for them.
 #[derive(Debug, Default)]
-pub struct RawIds {
+pub(super) struct RawIds {
     any: AtomicBool,
     by_written: Mutex<HashMap<String, VecDeque<String>>>,
 }
@@ -34,7 +34,7 @@ struct IdOf<'a> {
 impl RawIds {
     /// Notes the ids of `messages` (read from `line`, as a batch or one
     /// message) that serde_json would not write back as they were written.
-    pub fn note(&self, line: &[u8], messages: &[Value], batch: bool) {
+    pub(super) fn note(&self, line: &[u8], messages: &[Value], batch: bool) {
         // Strings come back as written unless they hold escapes.
         let escapes = memchr::memchr(b'\\', line).is_some();
         let lossy = |message: &Value| {
@@ -71,7 +71,7 @@ impl RawIds {
 
     /// `encoded` (one message) with its id put back as the client wrote
     /// it, if it is one that was noted.
-    pub fn restore(&self, encoded: Vec<u8>) -> Vec<u8> {
+    pub(super) fn restore(&self, encoded: Vec<u8>) -> Vec<u8> {
         if !self.any.load(Ordering::Acquire) {
             return encoded;
         }

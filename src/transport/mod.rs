@@ -1,6 +1,6 @@
 //! How MCP messages are framed on the wire.
 
 pub(crate) mod http;
-pub mod pairing;
-pub mod stdio;
-pub mod unread;
+pub(crate) mod pairing;
+pub(crate) mod stdio;
+pub(crate) mod unread;

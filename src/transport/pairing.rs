@@ -23,7 +23,7 @@ use crate::schema::{self, Violation, ViolationKind};
 /// is held until its request turns up ([`Pairing::unpaired`] hands out
 /// those that never do).
 #[derive(Debug)]
-pub struct Pairing<T> {
+pub(crate) struct Pairing<T> {
     /// The negotiated (legacy) or declared (modern) protocol version.
     version: Option<String>,
     /// Methods (and tags) of requests awaiting an answer, by direction and id.
@@ -44,7 +44,7 @@ impl<T> Default for Pairing<T> {
 
 /// One message as [`Pairing`] understands it.
 #[derive(Debug, Clone)]
-pub struct Paired<'a, T> {
+pub(crate) struct Paired<'a, T> {
     /// Which way it went.
     pub direction: Direction,
     /// The message (owned when it was held back).
@@ -62,7 +62,7 @@ pub struct Paired<'a, T> {
 impl<T> Paired<'_, T> {
     /// The method of a request or notification, or of the request a
     /// response answers.
-    pub fn method(&self) -> Option<&str> {
+    pub(crate) fn method(&self) -> Option<&str> {
         jsonrpc::method(&self.message).or_else(|| self.request.as_ref().map(|(m, _)| m.as_str()))
     }
 }
@@ -71,7 +71,7 @@ impl<T: Clone> Pairing<T> {
     /// Takes one message; returns the messages it makes understood, in
     /// order: usually just this one; none for a response whose request was
     /// not seen yet; a request, then the responses that overtook it.
-    pub fn message<'a>(
+    pub(crate) fn message<'a>(
         &mut self,
         direction: Direction,
         message: &'a Value,
@@ -144,7 +144,7 @@ impl<T: Clone> Pairing<T> {
 
     /// Responses held back whose requests never came, in no particular
     /// order; they are forgotten.
-    pub fn unpaired(&mut self) -> Vec<Paired<'static, T>> {
+    pub(crate) fn unpaired(&mut self) -> Vec<Paired<'static, T>> {
         self.early
             .drain()
             .map(|((from_client, _), (message, tag))| Paired {
@@ -162,14 +162,14 @@ impl<T: Clone> Pairing<T> {
     }
 
     /// Requests still awaiting an answer.
-    pub fn awaiting(&self) -> usize {
+    pub(crate) fn awaiting(&self) -> usize {
         self.pending.len()
     }
 }
 
 impl<T> Pairing<T> {
     /// The session's protocol version, once known.
-    pub fn version(&self) -> Option<&str> {
+    pub(crate) fn version(&self) -> Option<&str> {
         self.version.as_deref()
     }
 
@@ -177,7 +177,7 @@ impl<T> Pairing<T> {
     /// `check` would say (`answers`: the method a response answers).
     /// Nothing before the version is known or when this build does not know
     /// it; unknown methods are left out (custom methods are legal).
-    pub fn violations(&self, message: &Value, answers: Option<&str>) -> Vec<Violation> {
+    pub(crate) fn violations(&self, message: &Value, answers: Option<&str>) -> Vec<Violation> {
         let Some(version) = self.checked_version() else {
             return Vec::new();
         };
@@ -188,7 +188,7 @@ impl<T> Pairing<T> {
 
     /// The version messages are checked against: the session's, if this
     /// build knows its shapes.
-    pub fn checked_version(&self) -> Option<&str> {
+    pub(crate) fn checked_version(&self) -> Option<&str> {
         self.version
             .as_deref()
             .filter(|v| schema::VERSIONS.contains(v))

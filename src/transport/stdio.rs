@@ -8,9 +8,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
 /// An async reader of this process's stdin.
-pub type StdinReader = Pin<Box<dyn AsyncRead + Send>>;
+pub(crate) type StdinReader = Pin<Box<dyn AsyncRead + Send>>;
 /// An async writer to this process's stdout.
-pub type StdoutWriter = Pin<Box<dyn AsyncWrite + Send>>;
+pub(crate) type StdoutWriter = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// This process's stdin and stdout as async streams. When they are pipes
 /// (the usual case: a client spawned us) the reactor drives them directly,
@@ -40,14 +40,14 @@ pub fn process_stdio() -> (StdinReader, StdoutWriter) {
 /// Reads one line at a time as raw bytes, newline included, reusing its
 /// buffer; the bytes are forwarded or parsed exactly as they arrived.
 #[derive(Debug)]
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     reader: R,
     buf: Vec<u8>,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// Wraps a buffered reader.
-    pub fn new(reader: R) -> Self {
+    pub(crate) fn new(reader: R) -> Self {
         LineReader {
             reader,
             buf: Vec::with_capacity(4096),
@@ -56,7 +56,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 
     /// The next line, or `None` at end of input. A last line without a
     /// newline is still returned.
-    pub async fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
+    pub(crate) async fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
         self.buf.clear();
         let n = self.reader.read_until(b'\n', &mut self.buf).await?;
         Ok((n > 0).then_some(&self.buf[..]))
@@ -65,7 +65,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 
 /// A line without surrounding whitespace (the newline, a `\r` from a
 /// Windows peer, stray blanks).
-pub fn trim_line(line: &[u8]) -> &[u8] {
+pub(crate) fn trim_line(line: &[u8]) -> &[u8] {
     line.trim_ascii()
 }
 

@@ -105,12 +105,12 @@ mod os {
     /// The ioctl request type differs between C libraries.
     type Request = libc::Ioctl;
 
-    pub const FIONREAD: Option<Request> = Some(libc::FIONREAD as Request);
+    pub(super) const FIONREAD: Option<Request> = Some(libc::FIONREAD as Request);
     /// `SIOCOUTQ`, which Linux spells `TIOCOUTQ` in its headers.
-    pub const OUTQ: Option<Request> = Some(libc::TIOCOUTQ as Request);
+    pub(super) const OUTQ: Option<Request> = Some(libc::TIOCOUTQ as Request);
 
     /// An ioctl that stores a count in an `int`.
-    pub fn ioctl_count(fd: RawFd, request: Request) -> Option<usize> {
+    pub(super) fn ioctl_count(fd: RawFd, request: Request) -> Option<usize> {
         let mut count: libc::c_int = 0;
         // SAFETY: both requests write one `int` through the pointer, which
         // points to a live `c_int`; `fd` is owned by the caller's probe.
@@ -119,7 +119,7 @@ mod os {
     }
 
     /// Whether `fd` is an AF_UNIX stream socket.
-    pub fn is_unix_stream(fd: RawFd) -> bool {
+    pub(super) fn is_unix_stream(fd: RawFd) -> bool {
         let option = |name| {
             let mut value: libc::c_int = 0;
             let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
@@ -141,7 +141,7 @@ mod os {
     }
 
     /// Whether polling `fd` reports that the other end is gone.
-    pub fn hung_up(fd: RawFd) -> bool {
+    pub(super) fn hung_up(fd: RawFd) -> bool {
         let mut poll = libc::pollfd {
             fd,
             events: libc::POLLOUT,

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use mcpcassette::check::{self, CheckConfig, Code, FileReport};
+use mcpcassette::schema::OfficialSchema;
 use mcpcassette::schema::ViolationKind;
-use mcpcassette::schema::official::OfficialSchema;
 use serde_json::{Value, json};
 
 use crate::support::{self, mcpcassette};

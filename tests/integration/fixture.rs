@@ -544,7 +544,7 @@ fn call_every_tool(fixture: &Path) -> Vec<(Value, Value)> {
         .unwrap()
         .iter()
         .map(|tool| {
-            let arguments = mcpcassette::example::from_schema(&tool["inputSchema"]);
+            let arguments = mcpcassette::example_from_schema(&tool["inputSchema"]);
             let params = json!({"name": tool["name"], "arguments": arguments});
             (tool.clone(), session.request("tools/call", params))
         })

@@ -19,9 +19,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
-use mcpcassette::matching::{OnExhausted, Rules, Strategy};
 use mcpcassette::replay::http::{HttpReplayConfig, Pace, SessionMode, serve_http};
 use mcpcassette::replay::{EXHAUSTED, Engine, NO_MATCH, OUT_OF_ORDER, ReplayConfig, Summary};
+use mcpcassette::{OnExhausted, Rules, Strategy};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -494,7 +494,7 @@ async fn a_sampling_answer_unlike_the_recording_is_reported_and_fails_strict() {
     for strict in [false, true] {
         let mut cassette = demo("demo-legacy.json");
         if strict {
-            cassette.rules.strategy = mcpcassette::matching::Strategy::Strict;
+            cassette.rules.strategy = mcpcassette::Strategy::Strict;
         }
         let earlier: Vec<Value> = cassette.interactions[2..9]
             .iter()

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use mcpcassette::cassette::{self, Builder, Direction, Transport};
-use mcpcassette::matching::{Refusal, Rules};
 use mcpcassette::replay::{Context, Miss};
+use mcpcassette::{Refusal, Rules};
 use serde_json::{Value, json};
 
 use crate::support::peer::Peer;

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use mcpcassette::schema::official::OfficialSchema;
+use mcpcassette::schema::OfficialSchema;
 use mcpcassette::schema::{self, Shape, ToolArguments, Violation, ViolationKind};
 use serde::Deserialize;
 use serde_json::Value;

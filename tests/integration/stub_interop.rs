@@ -174,7 +174,7 @@ fn stub_with_control(
                 .unwrap_or(json!({}));
             (
                 tool.name().unwrap().to_owned(),
-                mcpcassette::example::from_schema(&schema),
+                mcpcassette::example_from_schema(&schema),
             )
         })
         .collect();

@@ -2,7 +2,7 @@
 //! both eras; its assertions pass and fail with messages that say why; its
 //! client also talks to replay.
 
-use mcpcassette::jsonrpc::RpcError;
+use mcpcassette::RpcError;
 use mcpcassette::mock::{MockServer, Respond, Tool};
 use mcpcassette::protocol::Era;
 use mcpcassette::testkit::{ClientError, TestClient, TestKit};

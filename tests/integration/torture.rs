@@ -190,7 +190,7 @@ fn deep_call(id: u64, depth: usize) -> Value {
 fn messages_nested_to_the_limit_record_replay_and_check() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.json");
-    let limit = mcpcassette::json::MAX_DEPTH;
+    let limit = mcpcassette::MAX_DEPTH;
     let mut peer = Peer::spawn(record_demo(&path));
     initialize_demo(&mut peer);
     // The example server reads JSON with serde_json, which stops one
@@ -237,7 +237,7 @@ fn a_cassette_nested_too_deep_is_refused_alike_by_check_and_replay() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("deep.json");
     let mut doc: Value = serde_json::from_str(&demo_cassette()).unwrap();
-    let limit = mcpcassette::json::MAX_DEPTH;
+    let limit = mcpcassette::MAX_DEPTH;
     doc["interactions"][4]["request"] = deep_call(9, limit + 1);
     std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     let check = mcpcassette().arg("check").arg(&path).output().unwrap();

@@ -5,7 +5,7 @@
 
 use mcpcassette::cassette::{self, Cassette};
 use mcpcassette::drift::compare;
-use mcpcassette::drift::driver::{DriveConfig, drive};
+use mcpcassette::drift::{DriveConfig, drive};
 use mcpcassette::live::HttpLive;
 use mcpcassette::protocol::Era;
 use rmcp::model::{
@@ -130,7 +130,7 @@ fn verify_against_live(era: Era) {
         calls[2]
     );
 
-    let report = compare::compare(&path, &recorded, &observed, &recorded.rules.normalize);
+    let report = compare(&path, &recorded, &observed, &recorded.rules.normalize);
     assert!(
         !report.has_drift(),
         "{era:?}: drift against the server the recording came from: {:#?}",
