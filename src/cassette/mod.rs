@@ -3,6 +3,7 @@
 mod builder;
 mod error;
 mod format;
+mod resolve;
 mod rules;
 mod store;
 mod workdir;
@@ -14,6 +15,7 @@ pub use format::{
     Transport,
 };
 pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
+pub use resolve::ResolveError;
 pub use rules::{
     KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
     RulesError, Strategy,

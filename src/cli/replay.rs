@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use mcpcassette::cassette::{self, Cassette, RuleOverrides, Rules, Transport};
 
 use mcpcassette::cli_support::process_stdio;
@@ -156,23 +156,11 @@ fn stopped(engine: &Engine) -> Summary {
 /// The cassette's rules with the command line's overrides: `--rules`
 /// replaces them, then each flag overrides its part.
 pub fn resolve_rules(stored: &Rules, args: &MatchArgs) -> anyhow::Result<Rules> {
-    let rules = match &args.rules {
-        Some(file) => {
-            let text = std::fs::read_to_string(file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not valid rules", file.display()))?
-        }
-        None => stored.clone(),
-    };
-    let rules = rules.with_overrides(&overrides(args));
-    if let Err(problem) = rules.validate() {
-        match &args.rules {
-            Some(file) => bail!("{}: invalid rules: {problem}", file.display()),
-            None => bail!("invalid rules: {problem}"),
-        }
-    }
-    Ok(rules)
+    Ok(Rules::resolve(
+        stored,
+        args.rules.as_deref(),
+        &overrides(args),
+    )?)
 }
 
 /// What `--strategy`, `--on-exhausted`, `--ignore` and `--key` change.
