@@ -2,9 +2,9 @@
 
 mod args;
 mod check;
-mod episodes;
 mod inspect;
 mod logging;
+mod new_episodes;
 mod record;
 mod replay;
 mod report;

@@ -144,9 +144,11 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
         Mode::Once | Mode::None if exists => replaying(path),
         Mode::NewEpisodes if exists && http => {
             let upstream = args.upstream.as_deref().expect("checked above");
-            super::episodes::run_http(path, upstream, listen, &args.matching)
+            super::new_episodes::run_http(path, upstream, listen, &args.matching)
         }
-        Mode::NewEpisodes if exists => super::episodes::run(path, &args.command, &args.matching),
+        Mode::NewEpisodes if exists => {
+            super::new_episodes::run(path, &args.command, &args.matching)
+        }
         Mode::Once | Mode::NewEpisodes | Mode::All => recording(Some(path.clone())),
         Mode::Passthrough => recording(None),
         Mode::None | Mode::Auto => unreachable!("none without a cassette failed; auto is resolved"),

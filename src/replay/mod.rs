@@ -2,11 +2,11 @@
 
 mod answers;
 mod engine;
-mod episodes;
 mod era;
 mod handler;
 pub mod http;
-mod http_episodes;
+mod new_episodes_http;
+mod new_episodes_stdio;
 mod report;
 mod session_traffic;
 mod stdio;
@@ -16,9 +16,9 @@ mod verdict;
 pub use crate::serve::{BARRIER, Delivery, Drain, Handled, Pace, Sink, StdioConfig};
 pub use answers::{ANSWER_MISMATCH, AnswerMismatch};
 pub use engine::{Engine, ReplayConfig, Summary, Unanswered};
-pub use episodes::{NewEpisodes, UPSTREAM_FAILED};
 pub use era::EraMismatch;
-pub use http_episodes::HttpEpisodes;
+pub use new_episodes_http::HttpEpisodes;
+pub use new_episodes_stdio::{NewEpisodes, UPSTREAM_FAILED};
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
 pub use session_traffic::{SessionScript, file_into as file_session_traffic};
 pub use stdio::{serve, serve_with};

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::episodes::{answer_upstream_failed, encode, lock, with_id};
+use super::new_episodes_stdio::{answer_upstream_failed, encode, lock, with_id};
 use super::upstream::{Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Direction, Interaction, Transport};
 use crate::jsonrpc::{self, Kind};
