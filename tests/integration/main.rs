@@ -14,6 +14,7 @@ mod http_tls;
 mod inspect;
 mod inspector_sessions;
 mod interop_matrix;
+mod layers;
 mod library;
 mod matching;
 mod mock;
