@@ -8,8 +8,8 @@ use mcpcassette::Mode;
 use mcpcassette::Selector;
 use mcpcassette::cassette::{KeyRule, OnExhausted, Strategy};
 use mcpcassette::protocol::Era;
-use mcpcassette::replay::Pace;
 use mcpcassette::replay::http::SessionMode;
+use mcpcassette::replay::{CrossEra, Pace};
 
 /// Record and replay Model Context Protocol (MCP) sessions.
 #[derive(Debug, Parser)]
@@ -294,6 +294,11 @@ pub struct MatchArgs {
     /// all sessions draw from one set of answers (shared).
     #[arg(long, value_enum, default_value_t = SessionMode::Isolated)]
     pub sessions: SessionMode,
+    /// Answer clients of the other protocol era too (auto: a legacy
+    /// cassette answers 2026-07-28 clients and the other way round), or
+    /// only as the recorded server would have (off).
+    #[arg(long, value_enum, default_value_t = CrossEra::Auto)]
+    pub cross_era: CrossEra,
 }
 
 /// `mcpcassette verify`.

@@ -10,6 +10,7 @@ use mcpcassette::Rules;
 use mcpcassette::cassette;
 use mcpcassette::cassette::{Cassette, Interaction};
 use mcpcassette::cli_support::process_stdio;
+use mcpcassette::replay::CrossEra;
 use mcpcassette::replay::http::HttpReplayConfig;
 use mcpcassette::replay::{
     Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream,
@@ -81,6 +82,9 @@ fn engine(
         rules: Some(rules),
         mode: "new-episodes".into(),
         upstream: Some(upstream),
+        // The server answers in the recorded era: requests of the other
+        // era could not be forwarded to it.
+        cross_era: CrossEra::Off,
     };
     let engine = Engine::with_config(recorded, config);
     super::logging::set_redactor(engine.redactor().clone());

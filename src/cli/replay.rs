@@ -45,6 +45,7 @@ pub fn replay_http(
         rules: Some(rules),
         mode: mode.to_owned(),
         upstream: None,
+        cross_era: matching.cross_era,
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
@@ -111,6 +112,7 @@ fn replay_paced(
         rules: Some(rules),
         mode: mode.to_owned(),
         upstream: None,
+        cross_era: matching.cross_era,
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());

@@ -257,6 +257,37 @@ impl Matcher {
         self.used[position] += 1;
     }
 
+    /// Hands interaction `position` back, just taken, as if it had not
+    /// been: its answer was only a first round (an `input_required` a
+    /// client retries), which the retry completes with [`Matcher::retake`].
+    pub(crate) fn give_back(&mut self, position: usize) {
+        let key = self.keys[position];
+        if let Some(taken) = self.taken.get_mut(&key)
+            && *taken > 0
+            && self.by_key.get(&key).and_then(|p| p.get(*taken - 1)) == Some(&position)
+        {
+            *taken -= 1;
+        }
+        if self.cursor > 0 && self.order[self.cursor - 1] == position {
+            self.cursor -= 1;
+        }
+        self.used[position] = self.used[position].saturating_sub(1);
+    }
+
+    /// Takes interaction `position` as the answer a retry completed (see
+    /// [`Matcher::give_back`]), when it is still the one due.
+    pub(crate) fn retake(&mut self, position: usize) {
+        let key = self.keys[position];
+        let taken = self.taken.entry(key).or_default();
+        if self.by_key.get(&key).and_then(|p| p.get(*taken)) == Some(&position) {
+            *taken += 1;
+        }
+        if self.order.get(self.cursor) == Some(&position) {
+            self.cursor += 1;
+        }
+        self.used[position] += 1;
+    }
+
     /// Interactions never used, in recorded order. Handshakes and `ping`
     /// count as used once any interaction of their method was.
     pub fn unused(&self, cassette: &Cassette) -> Vec<usize> {

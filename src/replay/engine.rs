@@ -20,6 +20,7 @@ use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
 use super::answers::{ANSWER_MISMATCH, AnswerMismatch};
+use super::cross_era::{self, CrossEra, Translation};
 use super::report::{self, Miss};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
@@ -42,6 +43,8 @@ pub struct ReplayConfig {
     /// Where requests the cassette cannot answer go (`new-episodes`);
     /// without one they get an error.
     pub upstream: Option<Arc<dyn Upstream>>,
+    /// Whether clients of the other protocol era are answered too.
+    pub cross_era: CrossEra,
 }
 
 impl ReplayConfig {
@@ -52,6 +55,7 @@ impl ReplayConfig {
             rules: None,
             mode: "replay".into(),
             upstream: None,
+            cross_era: CrossEra::default(),
         }
     }
 }
@@ -63,6 +67,7 @@ impl std::fmt::Debug for ReplayConfig {
             .field("rules", &self.rules)
             .field("mode", &self.mode)
             .field("upstream", &self.upstream.is_some())
+            .field("cross_era", &self.cross_era)
             .finish()
     }
 }
@@ -148,6 +153,8 @@ struct State {
     /// Live requests answered from an interaction recorded without a
     /// response, by live id, until the client cancels them.
     unanswered: HashMap<String, Unanswered>,
+    /// The era the client showed (`Unknown` until it shows one).
+    client_era: Era,
 }
 
 /// A live request that replay could not answer: the interaction that
@@ -183,6 +190,7 @@ impl State {
             next_server_id: 0,
             answer_mismatches: Vec::new(),
             unanswered: HashMap::new(),
+            client_era: Era::Unknown,
         }
     }
 }
@@ -368,7 +376,19 @@ impl Engine {
         {
             upstream.handshake(&request);
         }
-        let masked = self.masked(&request);
+        let translation = self.observe_client(&request);
+        if translation == Translation::ToModern
+            && let Some(position) = cross_era::retry_position(&request)
+            && position < self.cassette.interactions.len()
+        {
+            self.finish_retry(position, request, sink);
+            return Handled::Answered(Some(position));
+        }
+        let mut masked = self.masked(&request);
+        if translation == Translation::ToLegacy {
+            let version = self.cassette.protocol.version.as_deref();
+            masked = std::borrow::Cow::Owned(cross_era::declaring(&masked, version));
+        }
         // A statement of its own, so the lock is released here.
         let answer = self
             .state()
@@ -403,6 +423,9 @@ impl Engine {
                         self.play_request(position, request, sink, tasks),
                     ));
                 }
+                if let Some(answered) = self.translate_handshake(method, &request, sink) {
+                    return Handled::Answered(Some(answered));
+                }
                 if method == "server/discover" && self.cassette.protocol.era != Era::Modern {
                     if let Some(mismatch) =
                         super::era::EraMismatch::detect(&self.cassette, &request)
@@ -433,6 +456,119 @@ impl Engine {
             None => self.miss(&masked, refusal, sink),
         }
         Handled::Answered(None)
+    }
+
+    /// Notes the era `request` shows the client speaks; how this session's
+    /// answers are translated from now on (said once on stderr when they
+    /// are).
+    fn observe_client(&self, request: &Value) -> Translation {
+        if self.config.cross_era == CrossEra::Off {
+            return Translation::None;
+        }
+        let cassette_era = self.cassette.protocol.era;
+        let mut state = self.state();
+        if state.client_era == Era::Unknown
+            && let Some(era) = cross_era::client_era(request)
+        {
+            state.client_era = era;
+            if Translation::between(cassette_era, era) != Translation::None {
+                tracing::info!(
+                    "this {} cassette answers a {} client: handshakes and results are translated (docs/cassette-format.md, \"Cross-era replay\")",
+                    era_name(cassette_era),
+                    era_name(era)
+                );
+            }
+        }
+        Translation::between(cassette_era, state.client_era)
+    }
+
+    /// How this session's answers are translated.
+    fn translation(&self) -> Translation {
+        if self.config.cross_era == CrossEra::Off {
+            return Translation::None;
+        }
+        Translation::between(self.cassette.protocol.era, self.state().client_era)
+    }
+
+    /// The other era's handshake, answered from this cassette's own:
+    /// `initialize` from a recorded `server/discover`, `server/discover`
+    /// from a recorded `initialize`. Returns the interaction it came from.
+    fn translate_handshake(&self, method: &str, request: &Value, sink: &Sink) -> Option<usize> {
+        if self.config.cross_era == CrossEra::Off {
+            return None;
+        }
+        let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
+        let (recorded, result): (usize, Value) = match (method, self.cassette.protocol.era) {
+            ("initialize", Era::Modern) => {
+                let position = self.handshake("server/discover")?;
+                let discover = self.recorded_result(position)?;
+                let asked = protocol::requested_version(request);
+                (position, cross_era::initialize_result(discover, asked))
+            }
+            ("server/discover", Era::Legacy) => {
+                let position = self.handshake("initialize")?;
+                (
+                    position,
+                    cross_era::discover_result(self.recorded_result(position)?),
+                )
+            }
+            _ => return None,
+        };
+        self.state().matcher.mark_used(recorded);
+        sink.respond(&jsonrpc::result_response(id, result));
+        Some(recorded)
+    }
+
+    /// The result interaction `position` answered with.
+    fn recorded_result(&self, position: usize) -> Option<&Value> {
+        self.cassette.interactions[position]
+            .response
+            .as_ref()?
+            .get("result")
+    }
+
+    /// A modern client's retry of a legacy interaction whose server asked
+    /// the client for something: its answers (`inputResponses`) are
+    /// compared with the recorded ones, then the rest of the recorded
+    /// answer is played.
+    fn finish_retry(&self, position: usize, retry: Value, sink: &Sink) {
+        self.state().matcher.retake(position);
+        let interaction = &self.cassette.interactions[position];
+        let asked = cross_era::server_requests(interaction);
+        for (index, (server_request, recorded)) in asked.iter().enumerate() {
+            let key = cross_era::input_key(index);
+            let live = cross_era::input_response(&retry, &key).unwrap_or(Value::Null);
+            let live = self.masked(&live).into_owned();
+            if let Some(mismatch) =
+                AnswerMismatch::compare(Some(position), server_request, *recorded, &live)
+            {
+                eprint!("{mismatch}");
+                let strict = {
+                    let mut state = self.state();
+                    state.answer_mismatches.push(mismatch.clone());
+                    state.matcher.rules().strategy == Strategy::Strict
+                };
+                if strict {
+                    let id = jsonrpc::id(&retry).cloned().unwrap_or(Value::Null);
+                    let data = serde_json::to_value(&mismatch).ok();
+                    sink.respond(&jsonrpc::error_response(
+                        id,
+                        ANSWER_MISMATCH,
+                        &mismatch.message(),
+                        data,
+                    ));
+                    return;
+                }
+            }
+        }
+        let tokens = Tokens::new(interaction, &retry, Translation::ToModern);
+        let first_request = first_server_request(&interaction.during);
+        send_notifications(&interaction.during[first_request..], &tokens, sink);
+        if let Some(response) = &interaction.response {
+            let response = Translation::ToModern.response(response);
+            sink.respond(&WithId(&response, jsonrpc::id(&retry)));
+        }
+        send_notifications(&interaction.after, &tokens, sink);
     }
 
     /// Plays a recorded answer to a request; returns its position.
@@ -481,9 +617,33 @@ impl Engine {
                 },
             );
         }
+        let translation = self.translation();
+        if translation == Translation::ToModern && needs_client(&interaction.during) {
+            // The server asked the client for something: a modern client
+            // is asked in an `input_required` result, and retries.
+            let tokens = Tokens::new(interaction, &live, translation);
+            let first_request = first_server_request(&interaction.during);
+            send_notifications(&interaction.during[..first_request], &tokens, sink);
+            let requests = cross_era::server_requests(interaction);
+            let result = cross_era::input_required(&requests, position);
+            let id = jsonrpc::id(&live).cloned().unwrap_or(Value::Null);
+            sink.respond(&jsonrpc::result_response(id, result));
+            // Only the retry completes it: asked again, it asks again.
+            self.state().matcher.give_back(position);
+            return;
+        }
+        let asks_client = translation == Translation::ToLegacy
+            && interaction
+                .response
+                .as_ref()
+                .is_some_and(cross_era::is_input_required);
         let paced = sink.delivery.pace == Pace::Recorded && !interaction.delays_ms.is_empty();
-        if !paced && !needs_client(&interaction.during) && !needs_client(&interaction.after) {
-            play_now(interaction, &live, sink);
+        if !paced
+            && !asks_client
+            && !needs_client(&interaction.during)
+            && !needs_client(&interaction.after)
+        {
+            play_now(interaction, &live, sink, translation);
             return;
         }
         let asked = Instant::now();
@@ -495,7 +655,11 @@ impl Engine {
         let mut state = self.state();
         let task_id = id.clone();
         let handle = tasks.spawn(async move {
-            engine.play(position, &live, &sink, asked).await;
+            if asks_client {
+                engine.play_input_required(position, &live, &sink).await;
+            } else {
+                engine.play(position, &live, &sink, asked).await;
+            }
             if let Some(id) = task_id {
                 engine.state().running.remove(&id);
             }
@@ -588,7 +752,8 @@ impl Engine {
             mode: &self.config.mode,
             rules: &rules,
         };
-        let miss = Miss::new(&self.cassette, request, refusal, context);
+        let translates = self.translation() != Translation::None;
+        let miss = Miss::build(&self.cassette, request, refusal, context, !translates);
         let seen = {
             let state = self.state();
             state.misses.len() + state.misses_not_kept
@@ -673,7 +838,7 @@ impl Engine {
     /// recorded timing; `asked` is when the live message arrived.
     async fn play(&self, position: usize, live: &Value, sink: &Sink, asked: Instant) {
         let interaction = &self.cassette.interactions[position];
-        let tokens = Tokens::new(interaction, live);
+        let tokens = Tokens::new(interaction, live, self.translation());
         let timing = Timing::new(interaction, sink, asked);
         // Whether notifications went out that the client may not have read:
         // its answer to a server request shows it read what came before.
@@ -703,11 +868,77 @@ impl Engine {
             if unread {
                 sink.barrier();
             }
-            sink.respond(&WithId(response, jsonrpc::id(live)));
+            let response = self.translation().response(response);
+            sink.respond(&WithId(&response, jsonrpc::id(live)));
         }
         let _ = self
             .play_events(Some(position), &interaction.after, &tokens, sink)
             .await;
+    }
+
+    /// Plays a modern interaction answered with `input_required` to a
+    /// legacy client: each input request goes to the client as the server
+    /// request it stands for, and its answer is compared with the one the
+    /// recorded retry carried; then the recorded retry's answer is played
+    /// (which may ask again), until the final one.
+    async fn play_input_required(&self, position: usize, live: &Value, sink: &Sink) {
+        let id = jsonrpc::id(live);
+        let mut current = position;
+        loop {
+            let interaction = &self.cassette.interactions[current];
+            let tokens = Tokens::new(interaction, live, Translation::ToLegacy);
+            if self
+                .play_events(Some(current), &interaction.during, &tokens, sink)
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let Some(response) = &interaction.response else {
+                return;
+            };
+            if !cross_era::is_input_required(response) {
+                let response = Translation::ToLegacy.response(response);
+                sink.respond(&WithId(&response, id));
+                let _ = self
+                    .play_events(Some(current), &interaction.after, &tokens, sink)
+                    .await;
+                return;
+            }
+            let Some(retry) = cross_era::recorded_retry(&self.cassette, current) else {
+                let message = format!(
+                    "mcpcassette: interaction #{current} answered input_required, and the cassette has no retry of it to answer a legacy client with"
+                );
+                let id = id.cloned().unwrap_or(Value::Null);
+                sink.respond(&jsonrpc::error_response(id, NO_RETRY, &message, None));
+                return;
+            };
+            let retry_request = self.cassette.interactions[retry].request();
+            for (key, server_request) in cross_era::input_requests(&response["result"]) {
+                let recorded = retry_request.and_then(|r| cross_era::input_response(r, &key));
+                let event = Event::ServerRequest {
+                    server_request,
+                    client_response: recorded,
+                };
+                match self.play_event(Some(current), &event, &tokens, sink).await {
+                    Ok(_) => {}
+                    Err(Stop::ClientGone) => return,
+                    Err(Stop::Refused(mismatch)) => {
+                        let id = id.cloned().unwrap_or(Value::Null);
+                        let data = serde_json::to_value(&mismatch).ok();
+                        sink.respond(&jsonrpc::error_response(
+                            id,
+                            ANSWER_MISMATCH,
+                            &mismatch.message(),
+                            data,
+                        ));
+                        return;
+                    }
+                }
+            }
+            self.state().matcher.mark_used(retry);
+            current = retry;
+        }
     }
 
     /// Sends events in order, until one stops the play.
@@ -829,18 +1060,42 @@ enum Played {
     Answered,
 }
 
-/// Plays an interaction that needs nothing from the client.
-fn play_now(interaction: &Interaction, live: &Value, sink: &Sink) {
-    let tokens = Tokens::new(interaction, live);
+/// Plays an interaction that needs nothing from the client, its answer
+/// shaped for the client's era.
+fn play_now(interaction: &Interaction, live: &Value, sink: &Sink, translation: Translation) {
+    let tokens = Tokens::new(interaction, live, translation);
     let sent = send_notifications(&interaction.during, &tokens, sink);
     if let Some(response) = &interaction.response {
         if sent > 0 {
             sink.barrier();
         }
-        sink.respond(&WithId(response, jsonrpc::id(live)));
+        let response = translation.response(response);
+        sink.respond(&WithId(&response, jsonrpc::id(live)));
     }
     send_notifications(&interaction.after, &tokens, sink);
 }
+
+/// Where the first server request is among `events` (their length if
+/// there is none).
+fn first_server_request(events: &[Event]) -> usize {
+    events
+        .iter()
+        .position(|e| matches!(e, Event::ServerRequest { .. }))
+        .unwrap_or(events.len())
+}
+
+/// `legacy` or `modern`, for messages.
+fn era_name(era: Era) -> &'static str {
+    match era {
+        Era::Modern => "modern (2026-07-28)",
+        _ => "legacy-era",
+    }
+}
+
+/// The error of a cross-era play that cannot go on: a modern
+/// `input_required` answer without the recorded retry a legacy client's
+/// answers would feed (in the range MCP leaves to implementations).
+const NO_RETRY: i64 = -32004;
 
 /// Sends the notifications among `events` (callers check there are no
 /// server requests); returns how many went out.
@@ -889,10 +1144,12 @@ fn needs_client(events: &[Event]) -> bool {
         .any(|e| matches!(e, Event::ServerRequest { .. }))
 }
 
-/// The recorded and live progress tokens of one request.
+/// The recorded and live progress tokens of one request, and which of
+/// its recorded log messages the client gets.
 struct Tokens<'a> {
     recorded: Option<&'a Value>,
     live: Option<&'a Value>,
+    logs: cross_era::LogFloor,
 }
 
 impl<'a> Tokens<'a> {
@@ -900,18 +1157,24 @@ impl<'a> Tokens<'a> {
     const NONE: Tokens<'static> = Tokens {
         recorded: None,
         live: None,
+        logs: cross_era::LogFloor::All,
     };
 
-    fn new(interaction: &'a Interaction, live: &'a Value) -> Self {
+    fn new(interaction: &'a Interaction, live: &'a Value, translation: Translation) -> Self {
         Tokens {
             recorded: interaction.request().and_then(jsonrpc::progress_token),
             live: jsonrpc::progress_token(live),
+            logs: cross_era::LogFloor::of(translation, live),
         }
     }
 
     /// Progress for the recorded token is re-addressed to the live one, or
-    /// dropped when the live request asked for no progress.
+    /// dropped when the live request asked for no progress; a log message
+    /// the client did not ask for is dropped.
     fn rewrite(&self, notification: &Value) -> Option<Value> {
+        if !self.logs.keeps(notification) {
+            return None;
+        }
         let token = notification.pointer("/params/progressToken");
         if token.is_none() || token != self.recorded {
             return Some(notification.clone());

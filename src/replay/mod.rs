@@ -1,6 +1,7 @@
 //! Replay: a deterministic MCP server that answers from a cassette.
 
 mod answers;
+mod cross_era;
 mod engine;
 mod era;
 mod handler;
@@ -15,6 +16,7 @@ mod verdict;
 
 pub use crate::serve::{BARRIER, Delivery, Drain, Handled, Pace, Sink, StdioConfig};
 pub use answers::{ANSWER_MISMATCH, AnswerMismatch};
+pub use cross_era::CrossEra;
 pub use engine::{Engine, ReplayConfig, Summary, Unanswered};
 pub use era::EraMismatch;
 pub use new_episodes_http::HttpEpisodes;

@@ -126,6 +126,18 @@ impl Miss {
         refusal: Refusal,
         context: Context<'_>,
     ) -> Self {
+        Self::build(cassette, request, refusal, context, true)
+    }
+
+    /// [`Miss::new`], telling an era mismatch only when `tell_eras` (not
+    /// when replay translates between the eras, where a miss is a miss).
+    pub(crate) fn build(
+        cassette: &Cassette,
+        request: &Value,
+        refusal: Refusal,
+        context: Context<'_>,
+        tell_eras: bool,
+    ) -> Self {
         let method = crate::jsonrpc::method(request)
             .unwrap_or_default()
             .to_owned();
@@ -154,7 +166,7 @@ impl Miss {
             answered,
             closest,
             did_you_mean,
-            era_mismatch: EraMismatch::detect(cassette, request),
+            era_mismatch: EraMismatch::detect(cassette, request).filter(|_| tell_eras),
             fixes: Vec::new(),
             cassette: context.path.display().to_string(),
             mode: context.mode.to_owned(),

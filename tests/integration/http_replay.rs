@@ -58,6 +58,18 @@ impl Replay {
         Replay::serve(engine, config).await
     }
 
+    /// A replay that answers only clients of the cassette's own era.
+    async fn start_strict_era(cassette: Cassette) -> Replay {
+        let mut replay = ReplayConfig::new(Path::new("test-cassette.json"));
+        replay.cross_era = mcpcassette::replay::CrossEra::Off;
+        let engine = Engine::with_config(cassette, replay);
+        Replay::serve(
+            engine,
+            HttpReplayConfig::new("127.0.0.1:0".parse().unwrap()),
+        )
+        .await
+    }
+
     /// A replay under `rules` (the cassette's own without), with sessions
     /// as `sessions` says.
     async fn start_sessions(
@@ -164,6 +176,16 @@ impl Reply {
     fn events(&self) -> Vec<SseEvent> {
         assert_eq!(self.content_type(), "text/event-stream", "{}", self.text());
         parse_events(self.text())
+    }
+
+    /// The response, whether it came as a JSON body or as the last event
+    /// of an SSE stream (either is the server's to choose).
+    fn answer(&self) -> Value {
+        if self.content_type() == "text/event-stream" {
+            let events = self.events();
+            return events.last().expect("an event").message();
+        }
+        self.json()
     }
 }
 
@@ -582,11 +604,12 @@ async fn unmatched_requests_get_the_engine_error_and_batches_an_array() {
     assert_eq!(summary.misses.len(), 1);
 }
 
-/// A client of the other era over HTTP is told that the eras differ, in
-/// the JSON-RPC error, both ways, and each counts as a miss.
+/// With cross-era replay off, a client of the other era over HTTP is told
+/// that the eras differ, in the JSON-RPC error, both ways, and each counts
+/// as a miss.
 #[tokio::test]
-async fn a_client_of_the_other_era_is_told_so_over_http() {
-    let replay = Replay::start(demo("demo-modern.json")).await;
+async fn without_cross_era_replay_a_client_of_the_other_era_is_told_so_over_http() {
+    let replay = Replay::start_strict_era(demo("demo-modern.json")).await;
     let reply = replay.http().post(&initialize_request("init"), &[]).await;
     let error = reply.json();
     assert_eq!(error["error"]["code"], NO_MATCH, "{error}");
@@ -600,7 +623,7 @@ async fn a_client_of_the_other_era_is_told_so_over_http() {
     let summary = replay.stop().await;
     assert!(summary.misses[0].era_mismatch.is_some());
 
-    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let replay = Replay::start_strict_era(demo("demo-legacy.json")).await;
     let discover = modern_request(1, "server/discover", json!({}));
     let headers = [
         ("mcp-protocol-version", MODERN_VERSION),
@@ -1594,4 +1617,116 @@ mod rmcp_client {
             assert!(summary.misses.is_empty(), "{era:?}: {:?}", summary.misses);
         }
     }
+}
+
+/// Over Streamable HTTP, one cassette answers both eras: a legacy client
+/// initialises against a 2026-07-28 cassette and gets results without
+/// `resultType`; a 2026-07-28 client discovers a legacy cassette and gets
+/// `resultType: "complete"`, and a tool whose recorded server asked for
+/// sampling answers `input_required`, then the recorded result on retry.
+#[tokio::test]
+async fn one_cassette_answers_both_eras_over_http() {
+    let replay = Replay::start(demo("demo-modern.json")).await;
+    let init = replay.http().post(&initialize_request("init"), &[]).await;
+    let result = &init.json()["result"];
+    assert_eq!(result["protocolVersion"], LEGACY_VERSION, "{result}");
+    assert_eq!(result["serverInfo"]["name"], "mcpcassette-demo", "{result}");
+    assert!(result["capabilities"]["tools"].is_object(), "{result}");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": "hello"}}});
+    let reply = replay.http().post(&call, &[]).await.json();
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "echo: hello",
+        "{reply}"
+    );
+    assert!(reply["result"].get("resultType").is_none(), "{reply}");
+    let summary = replay.stop().await;
+    assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let headers = |method| {
+        [
+            ("mcp-protocol-version", MODERN_VERSION),
+            ("mcp-method", method),
+        ]
+    };
+    let discover = modern_request(1, "server/discover", json!({}));
+    let reply = replay
+        .http()
+        .post(&discover, &headers("server/discover"))
+        .await
+        .json();
+    let result = &reply["result"];
+    assert_eq!(result["resultType"], "complete", "{reply}");
+    assert_eq!(
+        result["supportedVersions"],
+        json!([MODERN_VERSION]),
+        "{reply}"
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcpcassette-demo",
+        "{reply}"
+    );
+    let call = |id, params: Value| modern_request(id, "tools/call", params);
+    let call_headers = |name| {
+        [
+            ("mcp-protocol-version", MODERN_VERSION),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", name),
+        ]
+    };
+    let echo = call(
+        2,
+        json!({"name": "echo", "arguments": {"message": "hello"}}),
+    );
+    let reply = replay
+        .http()
+        .post(&echo, &call_headers("echo"))
+        .await
+        .json();
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "echo: hello",
+        "{reply}"
+    );
+    let arguments = json!({"text": "cassettes make MCP tests fast"});
+    let ask = call(3, json!({"name": "summarize", "arguments": arguments}));
+    let reply = replay
+        .http()
+        .post(&ask, &call_headers("summarize"))
+        .await
+        .answer();
+    let result = &reply["result"];
+    assert_eq!(result["resultType"], "input_required", "{reply}");
+    let (key, input) = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(input["method"], "sampling/createMessage", "{reply}");
+    let answer = json!({"role": "assistant", "model": "demo-model", "stopReason": "endTurn",
+        "content": {"type": "text", "text": "a short summary"}});
+    let retry = call(
+        4,
+        json!({"name": "summarize", "arguments": arguments,
+        "inputResponses": {key: answer}, "requestState": result["requestState"]}),
+    );
+    let reply = replay
+        .http()
+        .post(&retry, &call_headers("summarize"))
+        .await
+        .answer();
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "summary: a short summary",
+        "{reply}"
+    );
+    let summary = replay.stop().await;
+    assert!(summary.misses.is_empty(), "{:?}", summary.misses);
+    assert!(
+        summary.answer_mismatches.is_empty(),
+        "{:?}",
+        summary.answer_mismatches
+    );
 }

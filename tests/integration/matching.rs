@@ -600,18 +600,19 @@ fn closest_requests_rank_and_label_the_tool_name_before_arguments() {
     assert!(!text.contains("/params/arguments/query"), "{text}");
 }
 
-/// A legacy client against a 2026-07-28 cassette, and a modern client
-/// against a legacy one: the error, the stderr report and `--report` say
-/// the eras differ, name both, and what to do, instead of offering the
-/// closest request of the other era.
+/// With `--cross-era off`, a legacy client against a 2026-07-28 cassette,
+/// and a modern client against a legacy one: the error, the stderr report
+/// and `--report` say the eras differ, name both, and what to do, instead
+/// of offering the closest request of the other era.
 #[test]
-fn a_client_of_the_other_era_is_told_so_over_stdio() {
+fn without_cross_era_replay_a_client_of_the_other_era_is_told_so_over_stdio() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let mut command = mcpcassette();
     command
         .arg("replay")
         .arg(root().join("cassettes/demo-modern.json"))
+        .args(["--cross-era", "off"])
         .arg("--report")
         .arg(&report);
     let mut peer = Peer::spawn(command);
@@ -674,7 +675,8 @@ fn a_client_of_the_other_era_is_told_so_over_stdio() {
     let mut command = mcpcassette();
     command
         .arg("replay")
-        .arg(root().join("cassettes/demo-legacy.json"));
+        .arg(root().join("cassettes/demo-legacy.json"))
+        .args(["--cross-era", "off"]);
     let mut peer = Peer::spawn(command);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

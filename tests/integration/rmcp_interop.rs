@@ -657,3 +657,75 @@ async fn rmcp_legacy_session_is_identical_direct_recorded_and_replayed() {
 async fn rmcp_modern_session_is_identical_direct_recorded_and_replayed() {
     check_era(Era::Modern).await;
 }
+
+/// A cassette recorded by an rmcp client of one era, replayed to an rmcp
+/// client of the other: that client sees what it sees against the live
+/// server in its own era, step by step (handshake, tools, sampling,
+/// elicitation, roots, progress, resources, prompts, completions).
+async fn check_cross_era(recorded_in: Era, client: Era) {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("c.json");
+    let variation = |client_version| Variation {
+        client_version,
+        warm_up: false,
+    };
+    let recorded = session(record(&cassette), recorded_in, variation("2.0.0-record")).await;
+    assert!(
+        cassette.exists(),
+        "no cassette; stderr:\n{}",
+        recorded.stderr
+    );
+    let mut direct = session(demo_server(), client, variation("1.0.0-direct")).await;
+    let mut replayed = session(replay(&cassette), client, variation("3.0.0-replay")).await;
+    check_values(&direct.transcript, client);
+    for run in [&mut direct, &mut replayed] {
+        what_both_eras_know(&mut run.transcript, client);
+    }
+    assert_same(&direct, &replayed, "from a cassette of the other era");
+    assert!(
+        replayed
+            .stderr
+            .contains("handshakes and results are translated"),
+        "replay did not say it translates:\n{}",
+        replayed.stderr
+    );
+}
+
+/// A transcript without what a recording of the other era cannot hold:
+/// caching hints (`ttlMs`, `cacheScope`: legacy servers give none), the
+/// names and state a server gives its input requests (only the requests
+/// compare), and for a legacy client the log messages its session gets by
+/// default, which a 2026-07-28 client never asked for and so never
+/// recorded.
+fn what_both_eras_know(transcript: &mut Value, client: Era) {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for key in ["ttlMs", "cacheScope", "requestState"] {
+                    map.shift_remove(key);
+                }
+                if let Some(Value::Object(named)) = map.get("inputRequests") {
+                    let requests: Vec<Value> = named.values().cloned().collect();
+                    map.insert("inputRequests".into(), requests.into());
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(transcript);
+    if client == Era::Legacy {
+        transcript["count"]["logs"] = json!([]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_modern_client_replays_a_legacy_cassette() {
+    check_cross_era(Era::Legacy, Era::Modern).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_legacy_client_replays_a_modern_cassette() {
+    check_cross_era(Era::Modern, Era::Legacy).await;
+}

@@ -1,0 +1,448 @@
+//! One cassette, both eras: a cassette recorded in the legacy era
+//! (`initialize`, server-to-client requests) answers 2026-07-28 clients,
+//! and a 2026-07-28 cassette (`server/discover`, `resultType`,
+//! `input_required`) answers legacy clients. Requests match alike in both
+//! eras (matching leaves `params._meta` out); what differs is the
+//! handshake and the shape of some answers, translated here:
+//!
+//! | the client asks | legacy cassette, modern client | modern cassette, legacy client |
+//! |---|---|---|
+//! | the handshake | `server/discover` from the recorded `initialize` result | `initialize` from the recorded `server/discover` result |
+//! | any result | `resultType: "complete"` added | `resultType` left out |
+//! | the server needs the client | recorded server requests become one `input_required` result; the retry carries the client's answers | `input_required` becomes the server requests it stands for; the client's answers feed the recorded retry |
+//!
+//! The engine decides the client's era from what it sends (an
+//! `initialize`, a `server/discover` or a `_meta` protocol version) and
+//! says once on stderr that it translates.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value, json};
+
+use crate::cassette::{Cassette, Event, Interaction};
+use crate::jsonrpc;
+use crate::protocol::{self, Era, LATEST_LEGACY_VERSION, META_SERVER_INFO, MODERN_VERSION};
+
+/// Whether replay answers clients of the other era.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CrossEra {
+    /// Translate, as the module documentation says.
+    #[default]
+    Auto,
+    /// Answer as the recorded server would have: a legacy cassette answers
+    /// `server/discover` with -32601 (so a modern-first client falls back),
+    /// a modern one has no answer to `initialize`.
+    Off,
+}
+
+/// How one session's answers are translated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Translation {
+    /// The client speaks the cassette's era (or has not said yet).
+    None,
+    /// A modern cassette, a legacy client.
+    ToLegacy,
+    /// A legacy cassette, a modern client.
+    ToModern,
+}
+
+/// Result members only 2026-07-28 has: how to read the result, and how
+/// long it may be cached.
+const MODERN_ONLY: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
+
+/// The prefix of the `requestState` replay hands a modern client for a
+/// recorded interaction whose server asked the client for something.
+pub(crate) const REQUEST_STATE_PREFIX: &str = "mcpcassette-retry:";
+
+impl Translation {
+    /// Between a cassette of `cassette` era and a client of `client` era.
+    pub(crate) fn between(cassette: Era, client: Era) -> Translation {
+        match (cassette, client) {
+            (Era::Modern, Era::Legacy) => Translation::ToLegacy,
+            (Era::Legacy, Era::Modern) => Translation::ToModern,
+            _ => Translation::None,
+        }
+    }
+
+    /// A recorded response as a client of the other era expects it. Borrowed
+    /// when nothing changes (the same era, an error, a result already right).
+    pub(crate) fn response(self, response: &Value) -> Cow<'_, Value> {
+        let Some(result) = response.get("result").and_then(Value::as_object) else {
+            return Cow::Borrowed(response);
+        };
+        match self {
+            Translation::None => Cow::Borrowed(response),
+            Translation::ToModern if !result.contains_key("resultType") => {
+                let mut response = response.clone();
+                response["result"]["resultType"] = json!("complete");
+                Cow::Owned(response)
+            }
+            Translation::ToLegacy if MODERN_ONLY.iter().any(|key| result.contains_key(*key)) => {
+                let mut response = response.clone();
+                if let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) {
+                    for key in MODERN_ONLY {
+                        result.shift_remove(key);
+                    }
+                }
+                Cow::Owned(response)
+            }
+            _ => Cow::Borrowed(response),
+        }
+    }
+}
+
+/// `request` as a 2026-07-28 client would have sent it for matching: a
+/// modern cassette's answers are keyed by the version each request
+/// declared, which a legacy client's requests do not.
+pub(crate) fn declaring(request: &Value, version: Option<&str>) -> Value {
+    let mut request = request.clone();
+    let version = version.unwrap_or(MODERN_VERSION);
+    if let Some(message) = request.as_object_mut() {
+        let params = message.entry("params").or_insert_with(|| json!({}));
+        if let Some(params) = params.as_object_mut() {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(protocol::META_PROTOCOL_VERSION.into(), json!(version));
+            }
+        }
+    }
+    request
+}
+
+/// Which recorded log messages (`notifications/message`) a client gets.
+/// A legacy client set a level for the session (`logging/setLevel`), which
+/// the recording followed; a 2026-07-28 client asks per request, in
+/// `_meta`, and without asking gets none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogFloor {
+    /// Every recorded log message.
+    All,
+    /// Those at this severity or above (RFC 5424 order, 0 = debug); none
+    /// for `None`.
+    AtLeast(Option<usize>),
+}
+
+/// The log levels, least severe first.
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// The `_meta` key of a 2026-07-28 request's log level.
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+impl LogFloor {
+    /// For `live`, a request of a client `translation` serves.
+    pub(crate) fn of(translation: Translation, live: &Value) -> LogFloor {
+        if translation != Translation::ToModern {
+            return LogFloor::All;
+        }
+        let asked = live
+            .pointer("/params/_meta")
+            .and_then(|meta| meta.get(META_LOG_LEVEL))
+            .and_then(Value::as_str);
+        LogFloor::AtLeast(asked.and_then(|level| LOG_LEVELS.iter().position(|l| *l == level)))
+    }
+
+    /// Whether `notification` goes to the client.
+    pub(crate) fn keeps(self, notification: &Value) -> bool {
+        if jsonrpc::method(notification) != Some("notifications/message") {
+            return true;
+        }
+        match self {
+            LogFloor::All => true,
+            LogFloor::AtLeast(None) => false,
+            LogFloor::AtLeast(Some(floor)) => notification
+                .pointer("/params/level")
+                .and_then(Value::as_str)
+                .and_then(|level| LOG_LEVELS.iter().position(|l| *l == level))
+                .is_none_or(|rank| rank >= floor),
+        }
+    }
+}
+
+/// The era a client shows in `message`, if it shows one.
+pub(crate) fn client_era(message: &Value) -> Option<Era> {
+    match jsonrpc::method(message) {
+        Some("initialize") => return Some(Era::Legacy),
+        Some("server/discover") => return Some(Era::Modern),
+        _ => {}
+    }
+    protocol::declared_version(message).map(Era::of_version)
+}
+
+/// The `initialize` result a legacy client gets from a modern cassette,
+/// from the recorded `server/discover` result: the server's identity,
+/// capabilities and instructions, and the version the client asked for
+/// when the server supports it (else the last legacy version).
+pub(crate) fn initialize_result(discover: &Value, requested: Option<&str>) -> Value {
+    let supported: Vec<&str> = discover
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .map(|v| v.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let legacy =
+        |v: &&str| Era::of_version(v) == Era::Legacy && protocol::Version::parse(v).is_some();
+    let version = requested
+        .filter(|v| legacy(v) && (supported.is_empty() || supported.contains(v)))
+        .or_else(|| supported.iter().copied().find(legacy))
+        .unwrap_or(LATEST_LEGACY_VERSION);
+    let server_info = discover
+        .get("_meta")
+        .and_then(|meta| meta.get(META_SERVER_INFO))
+        .or_else(|| discover.get("serverInfo"))
+        .cloned()
+        .unwrap_or_else(|| json!({"name": "mcpcassette-replay", "version": "0"}));
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), json!(version));
+    result.insert(
+        "capabilities".into(),
+        discover.get("capabilities").cloned().unwrap_or(json!({})),
+    );
+    result.insert("serverInfo".into(), server_info);
+    if let Some(instructions) = discover.get("instructions") {
+        result.insert("instructions".into(), instructions.clone());
+    }
+    Value::Object(result)
+}
+
+/// The `server/discover` result a modern client gets from a legacy
+/// cassette, from the recorded `initialize` result.
+pub(crate) fn discover_result(initialize: &Value) -> Value {
+    let mut result = Map::new();
+    result.insert("resultType".into(), json!("complete"));
+    result.insert("supportedVersions".into(), json!([MODERN_VERSION]));
+    // The recording says nothing of caching: stale at once, and for this
+    // client only.
+    result.insert("ttlMs".into(), json!(0));
+    result.insert("cacheScope".into(), json!("private"));
+    result.insert(
+        "capabilities".into(),
+        initialize.get("capabilities").cloned().unwrap_or(json!({})),
+    );
+    if let Some(instructions) = initialize.get("instructions") {
+        result.insert("instructions".into(), instructions.clone());
+    }
+    if let Some(info) = initialize.get("serverInfo") {
+        result.insert("_meta".into(), json!({ META_SERVER_INFO: info }));
+    }
+    Value::Object(result)
+}
+
+/// The recorded server requests of an interaction, with the client's
+/// recorded answers, in order.
+pub(crate) fn server_requests(interaction: &Interaction) -> Vec<(&Value, Option<&Value>)> {
+    interaction
+        .during
+        .iter()
+        .filter_map(|event| match event {
+            Event::ServerRequest {
+                server_request,
+                client_response,
+            } => Some((server_request, client_response.as_ref())),
+            Event::Notification { .. } => None,
+        })
+        .collect()
+}
+
+/// The key of server request `index` in an `input_required` result.
+pub(crate) fn input_key(index: usize) -> String {
+    format!("r{index}")
+}
+
+/// The `input_required` result standing for `requests` (a legacy
+/// interaction's server requests), with the state that brings the retry
+/// back to interaction `position`.
+pub(crate) fn input_required(requests: &[(&Value, Option<&Value>)], position: usize) -> Value {
+    let mut inputs = Map::new();
+    for (index, (request, _)) in requests.iter().enumerate() {
+        let mut input = Map::new();
+        if let Some(method) = jsonrpc::method(request) {
+            input.insert("method".into(), json!(method));
+        }
+        if let Some(params) = jsonrpc::params(request) {
+            input.insert("params".into(), params.clone());
+        }
+        inputs.insert(input_key(index), Value::Object(input));
+    }
+    json!({
+        "resultType": "input_required",
+        "inputRequests": inputs,
+        "requestState": format!("{REQUEST_STATE_PREFIX}{position}"),
+    })
+}
+
+/// The recorded interaction a modern client's retry comes back to: the
+/// position in a `requestState` replay handed out.
+pub(crate) fn retry_position(request: &Value) -> Option<usize> {
+    jsonrpc::params(request)?
+        .get("requestState")?
+        .as_str()?
+        .strip_prefix(REQUEST_STATE_PREFIX)?
+        .parse()
+        .ok()
+}
+
+/// A client's answer to input request `key` of a retry, as the JSON-RPC
+/// response a legacy client would have sent.
+pub(crate) fn input_response(request: &Value, key: &str) -> Option<Value> {
+    let answer = jsonrpc::params(request)?.get("inputResponses")?.get(key)?;
+    Some(json!({"jsonrpc": "2.0", "id": 0, "result": answer}))
+}
+
+/// The server requests a modern `input_required` result stands for:
+/// each key with its request (method and params, no id yet).
+pub(crate) fn input_requests(result: &Value) -> Vec<(String, Value)> {
+    let Some(inputs) = result.get("inputRequests").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    inputs
+        .iter()
+        .map(|(key, input)| {
+            // The id is replay's own, set when the request goes out.
+            let method = input.get("method").cloned().unwrap_or(Value::Null);
+            let mut request = json!({"jsonrpc": "2.0", "id": 0, "method": method});
+            if let Some(params) = input.get("params") {
+                request["params"] = params.clone();
+            }
+            (key.clone(), request)
+        })
+        .collect()
+}
+
+/// Whether a recorded response is a modern `input_required` result.
+pub(crate) fn is_input_required(response: &Value) -> bool {
+    response
+        .pointer("/result/resultType")
+        .and_then(Value::as_str)
+        == Some("input_required")
+}
+
+/// The recorded retry of interaction `position` (an `input_required`
+/// answer): the next interaction of the same method whose request carries
+/// the same `requestState` (or, without one, the same name).
+pub(crate) fn recorded_retry(cassette: &Cassette, position: usize) -> Option<usize> {
+    let first = &cassette.interactions[position];
+    let state = first
+        .response
+        .as_ref()
+        .and_then(|r| r.pointer("/result/requestState"))
+        .cloned();
+    let name = first
+        .request()
+        .and_then(jsonrpc::params)
+        .and_then(|p| p.get("name"))
+        .cloned();
+    cassette
+        .interactions
+        .iter()
+        .enumerate()
+        .skip(position + 1)
+        .find(|(_, i)| {
+            let Some(params) = i.request().and_then(jsonrpc::params) else {
+                return false;
+            };
+            i.method() == first.method()
+                && params.get("inputResponses").is_some()
+                && match &state {
+                    Some(state) => params.get("requestState") == Some(state),
+                    None => params.get("name").cloned() == name,
+                }
+        })
+        .map(|(index, _)| index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_shows_its_era_by_its_handshake_or_its_meta() {
+        assert_eq!(
+            client_era(&json!({"method": "initialize"})),
+            Some(Era::Legacy)
+        );
+        assert_eq!(
+            client_era(&json!({"method": "server/discover"})),
+            Some(Era::Modern)
+        );
+        let modern = json!({"method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        assert_eq!(client_era(&modern), Some(Era::Modern));
+        assert_eq!(client_era(&json!({"method": "tools/list"})), None);
+    }
+
+    #[test]
+    fn results_gain_or_lose_result_type_and_errors_stay() {
+        let legacy = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
+        let modern = Translation::ToModern.response(&legacy);
+        assert_eq!(modern["result"]["resultType"], "complete");
+        let back = Translation::ToLegacy.response(&modern);
+        assert_eq!(*back, legacy);
+        let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "x"}});
+        assert!(matches!(
+            Translation::ToModern.response(&error),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            Translation::None.response(&legacy),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn initialize_and_discover_carry_the_same_server() {
+        let discover = json!({"resultType": "complete",
+            "supportedVersions": ["2026-07-28", "2025-06-18"],
+            "capabilities": {"tools": {}}, "instructions": "hi",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}});
+        let init = initialize_result(&discover, Some("2025-11-25"));
+        assert_eq!(
+            init["protocolVersion"], "2025-06-18",
+            "the newest legacy version it supports"
+        );
+        assert_eq!(init["serverInfo"]["name"], "s");
+        assert_eq!(init["capabilities"], json!({"tools": {}}));
+        assert_eq!(
+            initialize_result(&discover, Some("2025-06-18"))["protocolVersion"],
+            "2025-06-18"
+        );
+        let again = discover_result(&init);
+        assert_eq!(again["capabilities"], discover["capabilities"]);
+        assert_eq!(again["instructions"], "hi");
+        assert_eq!(again["_meta"], discover["_meta"]);
+        assert_eq!(again["supportedVersions"], json!(["2026-07-28"]));
+        let bare = initialize_result(&json!({}), None);
+        assert_eq!(bare["protocolVersion"], LATEST_LEGACY_VERSION);
+    }
+
+    #[test]
+    fn server_requests_round_trip_through_input_required() {
+        let request = json!({"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage",
+            "params": {"maxTokens": 5}});
+        let answer = json!({"jsonrpc": "2.0", "id": 7, "result": {"model": "m"}});
+        let result = input_required(&[(&request, Some(&answer))], 4);
+        assert_eq!(
+            result["inputRequests"]["r0"]["method"],
+            "sampling/createMessage"
+        );
+        let retry = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "t", "requestState": result["requestState"],
+            "inputResponses": {"r0": {"model": "m"}}}});
+        assert_eq!(retry_position(&retry), Some(4));
+        assert_eq!(
+            input_response(&retry, "r0").unwrap()["result"],
+            json!({"model": "m"})
+        );
+        let back = input_requests(&result);
+        assert_eq!(back[0].0, "r0");
+        assert_eq!(back[0].1["params"], json!({"maxTokens": 5}));
+    }
+}
