@@ -65,17 +65,34 @@ impl Translation {
         }
     }
 
-    /// A recorded response as a client of the other era expects it. Borrowed
-    /// when nothing changes (the same era, an error, a result already right).
-    pub(crate) fn response(self, response: &Value) -> Cow<'_, Value> {
+    /// A recorded response to `method` as a client of the other era
+    /// expects it. Borrowed when nothing changes (the same era, an error,
+    /// a result already right).
+    pub(crate) fn response<'a>(self, method: &str, response: &'a Value) -> Cow<'a, Value> {
         let Some(result) = response.get("result").and_then(Value::as_object) else {
             return Cow::Borrowed(response);
         };
+        let cacheable = CACHEABLE.contains(&method);
         match self {
             Translation::None => Cow::Borrowed(response),
-            Translation::ToModern if !result.contains_key("resultType") => {
+            Translation::ToModern
+                if !result.contains_key("resultType")
+                    || (cacheable && !result.contains_key("ttlMs")) =>
+            {
                 let mut response = response.clone();
-                response["result"]["resultType"] = json!("complete");
+                if let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) {
+                    result
+                        .entry("resultType")
+                        .or_insert_with(|| json!("complete"));
+                    if cacheable {
+                        // The recording says nothing of caching: stale at
+                        // once, and for this client only.
+                        result.entry("ttlMs").or_insert_with(|| json!(0));
+                        result
+                            .entry("cacheScope")
+                            .or_insert_with(|| json!("private"));
+                    }
+                }
                 Cow::Owned(response)
             }
             Translation::ToLegacy if MODERN_ONLY.iter().any(|key| result.contains_key(*key)) => {
@@ -91,6 +108,17 @@ impl Translation {
         }
     }
 }
+
+/// The methods whose 2026-07-28 results must say how long they may be
+/// cached (`ttlMs`, `cacheScope`).
+const CACHEABLE: [&str; 6] = [
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
 
 /// `request` as a 2026-07-28 client would have sent it for matching: a
 /// modern cassette's answers are keyed by the version each request
@@ -214,11 +242,16 @@ pub(crate) fn initialize_result(discover: &Value, requested: Option<&str>) -> Va
 }
 
 /// The `server/discover` result a modern client gets from a legacy
-/// cassette, from the recorded `initialize` result.
+/// cassette, from the recorded `initialize` result: the versions are
+/// 2026-07-28 (translated) and the one recorded (answered as recorded).
 pub(crate) fn discover_result(initialize: &Value) -> Value {
+    let mut versions = vec![json!(MODERN_VERSION)];
+    if let Some(recorded) = initialize.get("protocolVersion").filter(|v| v.is_string()) {
+        versions.push(recorded.clone());
+    }
     let mut result = Map::new();
     result.insert("resultType".into(), json!("complete"));
-    result.insert("supportedVersions".into(), json!([MODERN_VERSION]));
+    result.insert("supportedVersions".into(), versions.into());
     // The recording says nothing of caching: stale at once, and for this
     // client only.
     result.insert("ttlMs".into(), json!(0));
@@ -382,17 +415,26 @@ mod tests {
     #[test]
     fn results_gain_or_lose_result_type_and_errors_stay() {
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
-        let modern = Translation::ToModern.response(&legacy);
+        let modern = Translation::ToModern.response("tools/call", &legacy);
         assert_eq!(modern["result"]["resultType"], "complete");
-        let back = Translation::ToLegacy.response(&modern);
+        assert!(
+            modern["result"].get("ttlMs").is_none(),
+            "tool results are not cached"
+        );
+        let back = Translation::ToLegacy.response("tools/call", &modern);
         assert_eq!(*back, legacy);
+        let list = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}});
+        let modern = Translation::ToModern.response("tools/list", &list);
+        assert_eq!(modern["result"]["ttlMs"], 0);
+        assert_eq!(modern["result"]["cacheScope"], "private");
+        assert_eq!(*Translation::ToLegacy.response("tools/list", &modern), list);
         let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "x"}});
         assert!(matches!(
-            Translation::ToModern.response(&error),
+            Translation::ToModern.response("tools/call", &error),
             Cow::Borrowed(_)
         ));
         assert!(matches!(
-            Translation::None.response(&legacy),
+            Translation::None.response("tools/call", &legacy),
             Cow::Borrowed(_)
         ));
     }
@@ -418,7 +460,10 @@ mod tests {
         assert_eq!(again["capabilities"], discover["capabilities"]);
         assert_eq!(again["instructions"], "hi");
         assert_eq!(again["_meta"], discover["_meta"]);
-        assert_eq!(again["supportedVersions"], json!(["2026-07-28"]));
+        assert_eq!(
+            again["supportedVersions"],
+            json!(["2026-07-28", "2025-06-18"])
+        );
         let bare = initialize_result(&json!({}), None);
         assert_eq!(bare["protocolVersion"], LATEST_LEGACY_VERSION);
     }

@@ -565,7 +565,7 @@ impl Engine {
         let first_request = first_server_request(&interaction.during);
         send_notifications(&interaction.during[first_request..], &tokens, sink);
         if let Some(response) = &interaction.response {
-            let response = Translation::ToModern.response(response);
+            let response = Translation::ToModern.response(interaction.method(), response);
             sink.respond(&WithId(&response, jsonrpc::id(&retry)));
         }
         send_notifications(&interaction.after, &tokens, sink);
@@ -868,7 +868,7 @@ impl Engine {
             if unread {
                 sink.barrier();
             }
-            let response = self.translation().response(response);
+            let response = self.translation().response(interaction.method(), response);
             sink.respond(&WithId(&response, jsonrpc::id(live)));
         }
         let _ = self
@@ -898,7 +898,7 @@ impl Engine {
                 return;
             };
             if !cross_era::is_input_required(response) {
-                let response = Translation::ToLegacy.response(response);
+                let response = Translation::ToLegacy.response(interaction.method(), response);
                 sink.respond(&WithId(&response, id));
                 let _ = self
                     .play_events(Some(current), &interaction.after, &tokens, sink)
@@ -1069,7 +1069,7 @@ fn play_now(interaction: &Interaction, live: &Value, sink: &Sink, translation: T
         if sent > 0 {
             sink.barrier();
         }
-        let response = translation.response(response);
+        let response = translation.response(interaction.method(), response);
         sink.respond(&WithId(&response, jsonrpc::id(live)));
     }
     send_notifications(&interaction.after, &tokens, sink);

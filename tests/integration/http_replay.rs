@@ -1660,7 +1660,7 @@ async fn one_cassette_answers_both_eras_over_http() {
     assert_eq!(result["resultType"], "complete", "{reply}");
     assert_eq!(
         result["supportedVersions"],
-        json!([MODERN_VERSION]),
+        json!([MODERN_VERSION, LEGACY_VERSION]),
         "{reply}"
     );
     assert_eq!(
