@@ -86,6 +86,9 @@ pub struct Engine {
     /// Every fork made from this engine or its forks (one per client
     /// session over HTTP), for the summary of the whole replay.
     forks: Forks,
+    /// The era the client showed, once it shows one (read without a lock:
+    /// every request asks).
+    client_era: std::sync::OnceLock<Era>,
 }
 
 /// The forks of one engine: the engine first made owns the list, its forks
@@ -153,8 +156,6 @@ struct State {
     /// Live requests answered from an interaction recorded without a
     /// response, by live id, until the client cancels them.
     unanswered: HashMap<String, Unanswered>,
-    /// The era the client showed (`Unknown` until it shows one).
-    client_era: Era,
 }
 
 /// A live request that replay could not answer: the interaction that
@@ -190,7 +191,6 @@ impl State {
             next_server_id: 0,
             answer_mismatches: Vec::new(),
             unanswered: HashMap::new(),
-            client_era: Era::Unknown,
         }
     }
 }
@@ -263,6 +263,7 @@ impl Engine {
             redactor,
             state: Mutex::new(State::new(matcher)),
             forks: Forks::owner(),
+            client_era: std::sync::OnceLock::new(),
         })
     }
 
@@ -277,6 +278,7 @@ impl Engine {
             redactor: self.redactor.clone(),
             state: Mutex::new(State::new(matcher)),
             forks: self.forks.member(),
+            client_era: std::sync::OnceLock::new(),
         });
         self.forks.add(&fork);
         fork
@@ -466,20 +468,18 @@ impl Engine {
             return Translation::None;
         }
         let cassette_era = self.cassette.protocol.era;
-        let mut state = self.state();
-        if state.client_era == Era::Unknown
+        if self.client_era.get().is_none()
             && let Some(era) = cross_era::client_era(request)
+            && self.client_era.set(era).is_ok()
+            && Translation::between(cassette_era, era) != Translation::None
         {
-            state.client_era = era;
-            if Translation::between(cassette_era, era) != Translation::None {
-                tracing::info!(
-                    "this {} cassette answers a {} client: handshakes and results are translated (docs/cassette-format.md, \"Cross-era replay\")",
-                    era_name(cassette_era),
-                    era_name(era)
-                );
-            }
+            tracing::info!(
+                "this {} cassette answers a {} client: handshakes and results are translated (docs/cassette-format.md, \"Cross-era replay\")",
+                era_name(cassette_era),
+                era_name(era)
+            );
         }
-        Translation::between(cassette_era, state.client_era)
+        self.translation()
     }
 
     /// How this session's answers are translated.
@@ -487,7 +487,8 @@ impl Engine {
         if self.config.cross_era == CrossEra::Off {
             return Translation::None;
         }
-        Translation::between(self.cassette.protocol.era, self.state().client_era)
+        let client = self.client_era.get().copied().unwrap_or(Era::Unknown);
+        Translation::between(self.cassette.protocol.era, client)
     }
 
     /// The other era's handshake, answered from this cassette's own:
