@@ -38,6 +38,41 @@ pub struct Cassette {
     pub interactions: Vec<Interaction>,
 }
 
+impl Cassette {
+    /// The recorded retry of interaction `position` (an `input_required`
+    /// answer): the next interaction of the same method whose request carries
+    /// the same `requestState` (or, without one, the same name).
+    pub fn recorded_retry(&self, position: usize) -> Option<usize> {
+        let first = self.interactions.get(position)?;
+        let state = first
+            .response
+            .as_ref()
+            .and_then(|r| r.pointer("/result/requestState"))
+            .cloned();
+        let name = first
+            .request()
+            .and_then(crate::jsonrpc::params)
+            .and_then(|p| p.get("name"))
+            .cloned();
+        self.interactions
+            .iter()
+            .enumerate()
+            .skip(position + 1)
+            .find(|(_, i)| {
+                let Some(params) = i.request().and_then(crate::jsonrpc::params) else {
+                    return false;
+                };
+                i.method() == first.method()
+                    && params.get("inputResponses").is_some()
+                    && match &state {
+                        Some(state) => params.get("requestState") == Some(state),
+                        None => params.get("name").cloned() == name,
+                    }
+            })
+            .map(|(index, _)| index)
+    }
+}
+
 /// The transport a cassette was recorded over.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

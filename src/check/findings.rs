@@ -53,13 +53,17 @@ pub enum Code {
     UnusedCase,
     /// Requests were recorded but none was answered (the upstream was down).
     NoSuccess,
+    /// Clients of the other protocol era cannot be answered (nothing to
+    /// translate the handshake from, or an `input_required` answer without
+    /// its recorded retry).
+    OneEra,
     /// Something that looks like a secret.
     LikelySecret,
 }
 
 impl Code {
     /// Every code, in table order (the README's table follows it).
-    pub const ALL: [Code; 29] = [
+    pub const ALL: [Code; 30] = [
         Code::Truncated,
         Code::ConflictMarkers,
         Code::InvalidJson,
@@ -88,6 +92,7 @@ impl Code {
         Code::UnreachableCase,
         Code::UnusedCase,
         Code::NoSuccess,
+        Code::OneEra,
         Code::LikelySecret,
     ];
 
@@ -124,6 +129,7 @@ impl Code {
             Code::UnreachableCase => "MC304",
             Code::UnusedCase => "MC305",
             Code::NoSuccess => "MC306",
+            Code::OneEra => "MC307",
             Code::LikelySecret => "MC401",
         }
     }
@@ -161,6 +167,7 @@ impl Code {
             Code::UnreachableCase => "unreachable-case",
             Code::UnusedCase => "unused-case",
             Code::NoSuccess => "no-success",
+            Code::OneEra => "one-era",
             Code::LikelySecret => "likely-secret",
         }
     }
@@ -171,7 +178,8 @@ impl Code {
             Code::Schema(ViolationKind::UnknownMethod)
             | Code::Duplicate
             | Code::UnusedCase
-            | Code::NoSuccess => Severity::Warning,
+            | Code::NoSuccess
+            | Code::OneEra => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -208,6 +216,9 @@ impl Code {
             }
             Code::NoSuccess => {
                 "the server never answered while recording (for `record --upstream`: was it running at that URL?); start it and record again"
+            }
+            Code::OneEra => {
+                "replay translates between the protocol eras from the recorded handshake and retries (docs/cassette-format.md, \"Cross-era replay\"); record a session that has them to answer clients of both eras"
             }
             Code::LikelySecret => {
                 "remove it, re-record with redaction (on by default), or add a rule: --redact SELECTOR or --redact REGEX"

@@ -117,6 +117,7 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
             structure::duplicates(&cassette, &mut findings);
             structure::contradictions(&cassette, &mut findings);
             structure::no_success(&cassette, &mut findings);
+            structure::one_era(&cassette, &mut findings);
             let version = cassette
                 .protocol
                 .version

@@ -71,6 +71,66 @@ pub(super) fn no_success(cassette: &Cassette, findings: &mut Vec<Finding>) {
     ));
 }
 
+/// What keeps clients of the other era from being answered (see
+/// `replay::cross_era`): no successful handshake of the cassette's own era
+/// to translate the other one from, or a 2026-07-28 `input_required`
+/// answer whose retry was not recorded (a legacy client's answers would
+/// have nowhere to go).
+pub(super) fn one_era(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    let handshake = match cassette.protocol.era {
+        Era::Legacy => "initialize",
+        Era::Modern => "server/discover",
+        Era::Unknown => return,
+    };
+    let answered = |i: &crate::cassette::Interaction| {
+        i.response
+            .as_ref()
+            .is_some_and(|r| r.get("result").is_some())
+    };
+    let requests = cassette
+        .interactions
+        .iter()
+        .filter(|i| i.request().is_some())
+        .count();
+    if requests > 0
+        && !cassette
+            .interactions
+            .iter()
+            .any(|i| i.method() == handshake && answered(i))
+    {
+        let other = if cassette.protocol.era == Era::Legacy {
+            "2026-07-28 clients (`server/discover`)"
+        } else {
+            "legacy clients (`initialize`)"
+        };
+        findings.push(Finding::new(
+            Code::OneEra,
+            "/interactions",
+            format!("no successful `{handshake}` was recorded, so {other} cannot be answered"),
+        ));
+    }
+    if cassette.protocol.era != Era::Modern {
+        return;
+    }
+    for (index, interaction) in cassette.interactions.iter().enumerate() {
+        let asks = interaction
+            .response
+            .as_ref()
+            .and_then(|r| r.pointer("/result/resultType"))
+            == Some(&serde_json::json!("input_required"));
+        if asks && cassette.recorded_retry(index).is_none() {
+            findings.push(Finding::new(
+                Code::OneEra,
+                format!("/interactions/{index}/response/result"),
+                format!(
+                    "{} answered input_required and its retry was not recorded, so a legacy client's answers cannot be fed back",
+                    interaction.label()
+                ),
+            ));
+        }
+    }
+}
+
 /// The header against what the recorded handshake says.
 pub(super) fn contradictions(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let (recorded, server) = cassette::describe(&cassette.interactions);

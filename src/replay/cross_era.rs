@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-use crate::cassette::{Cassette, Event, Interaction};
+use crate::cassette::{Event, Interaction};
 use crate::jsonrpc;
 use crate::protocol::{self, Era, LATEST_LEGACY_VERSION, META_SERVER_INFO, MODERN_VERSION};
 
@@ -356,40 +356,6 @@ pub(crate) fn is_input_required(response: &Value) -> bool {
         .pointer("/result/resultType")
         .and_then(Value::as_str)
         == Some("input_required")
-}
-
-/// The recorded retry of interaction `position` (an `input_required`
-/// answer): the next interaction of the same method whose request carries
-/// the same `requestState` (or, without one, the same name).
-pub(crate) fn recorded_retry(cassette: &Cassette, position: usize) -> Option<usize> {
-    let first = &cassette.interactions[position];
-    let state = first
-        .response
-        .as_ref()
-        .and_then(|r| r.pointer("/result/requestState"))
-        .cloned();
-    let name = first
-        .request()
-        .and_then(jsonrpc::params)
-        .and_then(|p| p.get("name"))
-        .cloned();
-    cassette
-        .interactions
-        .iter()
-        .enumerate()
-        .skip(position + 1)
-        .find(|(_, i)| {
-            let Some(params) = i.request().and_then(jsonrpc::params) else {
-                return false;
-            };
-            i.method() == first.method()
-                && params.get("inputResponses").is_some()
-                && match &state {
-                    Some(state) => params.get("requestState") == Some(state),
-                    None => params.get("name").cloned() == name,
-                }
-        })
-        .map(|(index, _)| index)
 }
 
 #[cfg(test)]

@@ -906,7 +906,7 @@ impl Engine {
                     .await;
                 return;
             }
-            let Some(retry) = cross_era::recorded_retry(&self.cassette, current) else {
+            let Some(retry) = self.cassette.recorded_retry(current) else {
                 let message = format!(
                     "mcpcassette: interaction #{current} answered input_required, and the cassette has no retry of it to answer a legacy client with"
                 );
@@ -1096,7 +1096,7 @@ fn era_name(era: Era) -> &'static str {
 /// The error of a cross-era play that cannot go on: a modern
 /// `input_required` answer without the recorded retry a legacy client's
 /// answers would feed (in the range MCP leaves to implementations).
-const NO_RETRY: i64 = -32004;
+const NO_RETRY: i64 = -32005;
 
 /// Sends the notifications among `events` (callers check there are no
 /// server requests); returns how many went out.

@@ -212,6 +212,14 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
                 interaction["http"] = json!({"status": 502, "content_type": "text/plain"});
             }
         }),
+        (Code::OneEra, "demo-modern.json", |d| {
+            // The retry that completes `summarize` is gone: a legacy
+            // client's sampling answer would have nowhere to go.
+            d["interactions"].as_array_mut().unwrap().retain(|i| {
+                i["request"]["params"].get("inputResponses").is_none()
+                    || i["request"]["params"]["name"] != "summarize"
+            });
+        }),
         (Code::LikelySecret, "demo-legacy.json", |d| {
             call(d, "echo")["response"]["result"]["content"][0]["text"] =
                 json!("token: ghp_0123456789abcdefghijABCDEFGHIJ012345")
