@@ -59,11 +59,10 @@ use super::{HttpClient, Live, LiveAnswer, LiveError};
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::{self, Era, MODERN_VERSION};
 use crate::transport::http::{MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID, header_text};
+use crate::transport::params;
 
 /// The `Accept` every POST carries.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-/// `Mcp-Param-<name>` (2026-07-28): a tool argument mirrored in a header.
-const MCP_PARAM_PREFIX: &str = "mcp-param-";
 /// How a header value that cannot travel bare is wrapped.
 const BASE64_PREFIX: &str = "=?base64?";
 const BASE64_SUFFIX: &str = "?=";
@@ -284,22 +283,15 @@ impl HttpLive {
         let Some(arguments) = params.get("arguments") else {
             return Vec::new();
         };
-        let mut annotations = Vec::new();
-        collect_annotations(schema.get("properties"), &mut Vec::new(), &mut annotations);
-        annotations
+        params::annotations(schema)
             .into_iter()
             .filter_map(|(path, header)| {
                 let value = path
                     .iter()
                     .try_fold(arguments, |value, key| value.get(key))?;
-                let text = match value {
-                    Value::String(s) => s.clone(),
-                    Value::Bool(b) => b.to_string(),
-                    Value::Number(n) => n.to_string(),
-                    _ => return None,
-                };
+                let text = params::header_text(value)?;
                 Some((
-                    format!("{MCP_PARAM_PREFIX}{header}"),
+                    format!("{}{header}", params::PREFIX),
                     encode_header_value(&text),
                 ))
             })
@@ -792,28 +784,6 @@ fn mcp_name<'a>(method: &str, message: &'a Value) -> Option<&'a str> {
         _ => return None,
     };
     jsonrpc::params(message)?.get(key)?.as_str()
-}
-
-/// Every `x-mcp-header` annotation on a property reached from the schema's
-/// root through `properties` alone: the property path and the header name.
-fn collect_annotations(
-    properties: Option<&Value>,
-    path: &mut Vec<String>,
-    out: &mut Vec<(Vec<String>, String)>,
-) {
-    let Some(Value::Object(properties)) = properties else {
-        return;
-    };
-    for (name, schema) in properties {
-        path.push(name.clone());
-        if let Some(header) = schema.get("x-mcp-header").and_then(Value::as_str)
-            && !header.is_empty()
-        {
-            out.push((path.clone(), header.to_owned()));
-        }
-        collect_annotations(schema.get("properties"), path, out);
-        path.pop();
-    }
 }
 
 /// A header value as sent: bare, or `=?base64?…?=` when it has surrounding

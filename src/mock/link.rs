@@ -274,6 +274,7 @@ impl Handler for Link {
             sessions: true,
             sessions_without_recording: true,
             listen_streams: true,
+            tools: Vec::new(),
         }
     }
 }

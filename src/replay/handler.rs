@@ -45,8 +45,21 @@ impl Handler for Engine {
             sessions: initialize_issued_session(cassette),
             sessions_without_recording: false,
             listen_streams: false,
+            tools: recorded_tools(cassette),
         }
     }
+}
+
+/// Every tool definition the recorded `tools/list` answers hold.
+fn recorded_tools(cassette: &Cassette) -> Vec<Value> {
+    cassette
+        .interactions
+        .iter()
+        .filter(|i| i.method() == "tools/list")
+        .filter_map(|i| i.response.as_ref()?.pointer("/result/tools")?.as_array())
+        .flatten()
+        .cloned()
+        .collect()
 }
 
 /// Whether the recorded server handed out sessions: its first successful

@@ -84,6 +84,9 @@ pub struct HttpProfile {
     /// A `subscriptions/listen` answered from no recording is an SSE
     /// stream of notifications, open until the client closes it.
     pub listen_streams: bool,
+    /// The tool definitions it lists, whose `x-mcp-header` annotations say
+    /// which `Mcp-Param-*` headers a 2026-07-28 `tools/call` must carry.
+    pub tools: Vec<Value>,
 }
 
 /// Hands `message` to `handler` in the ordinary situation; the recorded
@@ -128,6 +131,7 @@ pub(crate) fn test_handler() -> Arc<dyn Handler> {
                 sessions: true,
                 sessions_without_recording: false,
                 listen_streams: false,
+                tools: Vec::new(),
             }
         }
     }

@@ -240,7 +240,7 @@ fn named<'a>(method: &str, message: &'a Value) -> Option<&'a str> {
 }
 
 /// A header that may appear at most once, as text.
-fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+pub(super) fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
     let mut values = headers.get_all(name).iter();
     let Some(value) = values.next() else {
         return Ok(None);
@@ -256,7 +256,7 @@ fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, Str
 
 /// A header value, unwrapped from `=?base64?…?=` when a client had to
 /// encode it (non-ASCII, or surrounding spaces).
-fn decode(value: &str) -> Option<String> {
+pub(super) fn decode(value: &str) -> Option<String> {
     match value
         .strip_prefix("=?base64?")
         .and_then(|inner| inner.strip_suffix("?="))

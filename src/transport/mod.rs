@@ -2,5 +2,6 @@
 
 pub(crate) mod http;
 pub(crate) mod pairing;
+pub(crate) mod params;
 pub(crate) mod stdio;
 pub(crate) mod unread;

@@ -1730,3 +1730,76 @@ async fn one_cassette_answers_both_eras_over_http() {
         summary.answer_mismatches
     );
 }
+
+/// A 2026-07-28 `tools/call` repeats the arguments its tool's input schema
+/// marks with `x-mcp-header` in `Mcp-Param-*` headers; replay holds them
+/// to the body as a server must: a header that disagrees, is missing, or
+/// names an argument the body lacks gets 400 with -32020, and a
+/// Base64-wrapped value is read unwrapped.
+#[tokio::test]
+async fn mcp_param_headers_are_checked_against_the_arguments() {
+    let mut cassette = demo("demo-modern.json");
+    let list = cassette
+        .interactions
+        .iter_mut()
+        .find(|i| i.method() == "tools/list")
+        .unwrap();
+    let tools = list.response.as_mut().unwrap()["result"]["tools"]
+        .as_array_mut()
+        .unwrap();
+    let echo = tools.iter_mut().find(|t| t["name"] == "echo").unwrap();
+    echo["inputSchema"]["properties"]["message"]["x-mcp-header"] = json!("Message");
+    // The same call is answered each time it gets through.
+    let mut rules = cassette.rules.clone();
+    rules.on_exhausted = OnExhausted::RepeatLast;
+    let replay = Replay::start_sessions(cassette, Some(rules), SessionMode::Isolated).await;
+    let http = replay.http();
+    let echo = modern_request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hello"}}),
+    );
+    let base = [
+        ("mcp-protocol-version", MODERN_VERSION),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut headers = base.to_vec();
+        headers.extend_from_slice(extra);
+        headers
+    };
+    for (headers, expected) in [
+        (with(&[("mcp-param-message", "hello")]), None),
+        (with(&[("mcp-param-message", "=?base64?aGVsbG8=?=")]), None),
+        (
+            with(&[("mcp-param-message", "bye")]),
+            Some("does not match argument `message`"),
+        ),
+        (with(&[]), Some("missing Mcp-Param-Message header")),
+    ] {
+        let reply = http.post(&echo, &headers).await;
+        match expected {
+            None => {
+                assert_eq!(
+                    reply.status,
+                    StatusCode::OK,
+                    "{headers:?}: {}",
+                    reply.text()
+                );
+                assert_eq!(tool_text(&reply.json()), "echo: hello");
+            }
+            Some(reason) => {
+                assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{headers:?}");
+                let error = &reply.json()["error"];
+                assert_eq!(error["code"], -32020, "{error}");
+                assert!(
+                    error["message"].as_str().unwrap().contains(reason),
+                    "{error}"
+                );
+                assert_eq!(reply.json()["id"], 2);
+            }
+        }
+    }
+    replay.stop().await;
+}

@@ -4,8 +4,9 @@
 //! one that is missing, gets 400 with JSON-RPC error -32020, unless the
 //! recording answered a request in that situation (see `post`).
 //!
-//! `Mcp-Param-*` headers (tool arguments annotated with `x-mcp-header`) are
-//! not checked.
+//! `Mcp-Param-*` headers (tool arguments annotated with `x-mcp-header` in
+//! the tool definitions the handler lists) are held to the arguments the
+//! same way ([`check_params`]).
 
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
@@ -13,6 +14,7 @@ use serde_json::Value;
 use super::reply::{self, Response};
 use crate::jsonrpc;
 use crate::transport::http as http_transport;
+use crate::transport::params::ParamHeaders;
 
 /// HeaderMismatch: a header disagrees with the body.
 pub(super) const HEADER_MISMATCH: i64 = -32020;
@@ -20,6 +22,22 @@ pub(super) const HEADER_MISMATCH: i64 = -32020;
 const MISSING_CAPABILITY: i64 = -32021;
 /// UnsupportedProtocolVersion.
 const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// Checks a 2026-07-28 `tools/call`'s `Mcp-Param-*` headers against its
+/// arguments: 400 with -32020 when one disagrees or is missing.
+pub(super) fn check_params(
+    params: &ParamHeaders,
+    headers: &HeaderMap,
+    message: &Value,
+) -> Result<(), Response> {
+    if crate::protocol::declared_version(message).is_none() {
+        return Ok(());
+    }
+    params.check(headers, message).map_err(|reason| {
+        let id = jsonrpc::id(message).cloned().unwrap_or(Value::Null);
+        reply::error_with_id(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, &reason)
+    })
+}
 
 /// Checks one message's headers against its body (see
 /// [`http_transport::header_mismatch`]): 400 with -32020 when they disagree.

@@ -234,6 +234,9 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
                 return refused;
             }
         }
+        if let Err(refused) = modern::check_params(&server.param_headers, post.headers, &message) {
+            return refused;
+        }
         positions.push(traced(&handler, message, &sink, &mut flow.tasks));
     }
     drop(sink);

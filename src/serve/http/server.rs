@@ -20,6 +20,7 @@ use crate::cassette::Transport;
 use crate::protocol::Era;
 use crate::serve::Handler;
 use crate::transport::http::{self as http_transport, SessionLookup};
+use crate::transport::params::ParamHeaders;
 
 /// Where a cassette recorded over anything but Streamable HTTP is served.
 const DEFAULT_ENDPOINT: &str = "/mcp";
@@ -52,6 +53,8 @@ pub(super) struct Server {
     pub(super) sessions_without_recording: bool,
     /// An unrecorded `subscriptions/listen` streams notifications.
     pub(super) listen_streams: bool,
+    /// The `Mcp-Param-*` headers each tool's calls carry (2026-07-28).
+    pub(super) param_headers: ParamHeaders,
     /// Recorded answers to GET and DELETE.
     pub(super) get_status: Option<u16>,
     pub(super) delete_status: Option<u16>,
@@ -107,6 +110,7 @@ impl Server {
             stateful,
             sessions_without_recording: profile.sessions_without_recording,
             listen_streams: profile.listen_streams,
+            param_headers: ParamHeaders::from_tools(&profile.tools),
             get_status,
             delete_status,
             local,
