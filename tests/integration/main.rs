@@ -18,6 +18,7 @@ mod layers;
 mod library;
 mod matching;
 mod mock;
+mod negotiation;
 mod properties;
 mod python_sdk;
 mod record;

@@ -1,0 +1,130 @@
+//! Version negotiation at the edges, over stdio, against the shipped
+//! cassettes: what a client asks for and what it gets, in both eras and
+//! across them.
+
+use serde_json::{Value, json};
+
+use crate::support::peer::Peer;
+use crate::support::{mcpcassette, root};
+
+const LEGACY: &str = "cassettes/demo-legacy.json";
+const MODERN: &str = "cassettes/demo-modern.json";
+
+fn replay(cassette: &str, extra: &[&str]) -> Peer {
+    let mut command = mcpcassette();
+    command.arg("replay").arg(root().join(cassette)).args(extra);
+    Peer::spawn(command)
+}
+
+fn initialize(peer: &mut Peer, version: &str) -> Value {
+    peer.request(
+        "initialize",
+        json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    )
+    .response
+}
+
+fn meta(version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    })
+}
+
+/// A legacy client offering a newer or an older version than recorded gets
+/// the recorded server's choice: the version its answers are valid for.
+#[test]
+fn a_legacy_client_gets_the_recorded_servers_version_whatever_it_offers() {
+    for offered in ["2026-07-28", "2025-03-26", "2025-11-25"] {
+        let mut peer = replay(LEGACY, &[]);
+        let answer = initialize(&mut peer, offered);
+        assert_eq!(
+            answer["result"]["protocolVersion"], "2025-11-25",
+            "{offered}: {answer}"
+        );
+        let (status, stderr) = peer.finish();
+        assert_eq!(status.code(), Some(0), "{stderr}");
+    }
+}
+
+/// A legacy client of a 2026-07-28 cassette gets the version it asked for
+/// when the recorded server supports it, else the newest legacy one it
+/// supports; the recorded answers then come without the modern fields.
+#[test]
+fn a_legacy_client_of_a_modern_cassette_negotiates_among_the_recorded_versions() {
+    for (offered, granted) in [("2025-06-18", "2025-06-18"), ("2099-01-01", "2025-11-25")] {
+        let mut peer = replay(MODERN, &[]);
+        let answer = initialize(&mut peer, offered);
+        assert_eq!(
+            answer["result"]["protocolVersion"], granted,
+            "{offered}: {answer}"
+        );
+        assert_eq!(answer["result"]["serverInfo"]["name"], "mcpcassette-demo");
+        peer.notify("notifications/initialized", json!({}));
+        let ping = peer.request("ping", json!({}));
+        assert_eq!(ping.response["result"], json!({}));
+        let list = peer.request("tools/list", json!({})).response;
+        let result = &list["result"];
+        assert!(result["tools"].is_array(), "{list}");
+        for key in ["resultType", "ttlMs", "cacheScope"] {
+            assert!(
+                result.get(key).is_none(),
+                "{key} in a legacy answer: {list}"
+            );
+        }
+        let (status, stderr) = peer.finish();
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        assert!(!stderr.contains("no recorded interaction"), "{stderr}");
+    }
+}
+
+/// A modern client declaring a version the recorded server does not
+/// support gets -32022 with the supported ones; one declaring 2026-07-28
+/// gets the recorded caching hints, as recorded.
+#[test]
+fn a_modern_client_gets_unsupported_version_errors_and_the_recorded_caching_hints() {
+    let mut peer = replay(MODERN, &[]);
+    let wrong = peer
+        .request("tools/list", json!({"_meta": meta("2099-01-01")}))
+        .response;
+    assert_eq!(wrong["error"]["code"], -32022, "{wrong}");
+    assert!(
+        wrong["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")),
+        "{wrong}"
+    );
+    let list = peer
+        .request("tools/list", json!({"_meta": meta("2026-07-28")}))
+        .response;
+    assert_eq!(list["result"]["ttlMs"], 300000, "{list}");
+    assert_eq!(list["result"]["cacheScope"], "public", "{list}");
+    let _ = peer.finish();
+}
+
+/// A modern-first client probing a legacy cassette is answered in its own
+/// era; with `--cross-era off` it gets what a legacy server says, -32601,
+/// and falls back to `initialize`, which is answered as recorded.
+#[test]
+fn a_modern_first_probe_is_answered_or_refused_as_cross_era_says() {
+    let mut peer = replay(LEGACY, &[]);
+    let discover = peer
+        .request("server/discover", json!({"_meta": meta("2026-07-28")}))
+        .response;
+    assert_eq!(discover["result"]["resultType"], "complete", "{discover}");
+    let _ = peer.finish();
+
+    let mut peer = replay(LEGACY, &["--cross-era", "off"]);
+    let discover = peer
+        .request("server/discover", json!({"_meta": meta("2026-07-28")}))
+        .response;
+    assert_eq!(discover["error"]["code"], -32601, "{discover}");
+    let answer = initialize(&mut peer, "2025-11-25");
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+    let _ = peer.finish();
+}
