@@ -200,6 +200,40 @@ impl LogFloor {
     }
 }
 
+/// The error of a request of one era's features that a recording of the
+/// other era cannot answer (in the range MCP leaves to implementations).
+pub(crate) const NOT_TRANSLATED: i64 = -32006;
+
+/// The answer to a request of the client's era that the other era's
+/// recording has nothing for: `logging/setLevel` (removed in 2026-07-28,
+/// where each request asks for its own logs) is accepted; the features one
+/// era has and the other has not get an error naming both. `None` for
+/// anything else (an ordinary miss).
+pub(crate) fn unrecorded(translation: Translation, method: &str, id: &Value) -> Option<Value> {
+    let (era, instead) = match (translation, method) {
+        (Translation::ToLegacy, "logging/setLevel") => {
+            return Some(jsonrpc::result_response(id.clone(), json!({})));
+        }
+        (Translation::ToLegacy, "resources/subscribe" | "resources/unsubscribe") => {
+            ("2026-07-28", "it has subscriptions/listen instead")
+        }
+        (Translation::ToModern, "subscriptions/listen") => (
+            "legacy",
+            "it has resources/subscribe and the GET stream instead",
+        ),
+        _ => return None,
+    };
+    let message = format!(
+        "mcpcassette: `{method}` cannot be answered from this {era} recording: {instead}, which replay does not translate"
+    );
+    Some(jsonrpc::error_response(
+        id.clone(),
+        NOT_TRANSLATED,
+        &message,
+        None,
+    ))
+}
+
 /// The era a client shows in `message`, if it shows one.
 pub(crate) fn client_era(message: &Value) -> Option<Era> {
     match jsonrpc::method(message) {
@@ -407,6 +441,29 @@ mod tests {
             Translation::None.response("tools/call", &legacy),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn what_one_era_has_and_the_other_not_is_accepted_or_named() {
+        let id = json!(3);
+        let set_level = unrecorded(Translation::ToLegacy, "logging/setLevel", &id).unwrap();
+        assert_eq!(set_level["result"], json!({}));
+        let subscribe = unrecorded(Translation::ToLegacy, "resources/subscribe", &id).unwrap();
+        assert_eq!(subscribe["error"]["code"], NOT_TRANSLATED);
+        let text = subscribe["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains("`resources/subscribe`") && text.contains("2026-07-28"),
+            "{text}"
+        );
+        let listen = unrecorded(Translation::ToModern, "subscriptions/listen", &id).unwrap();
+        assert!(
+            listen["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("legacy recording")
+        );
+        assert_eq!(unrecorded(Translation::None, "logging/setLevel", &id), None);
+        assert_eq!(unrecorded(Translation::ToLegacy, "tools/call", &id), None);
     }
 
     #[test]

@@ -451,6 +451,12 @@ impl Engine {
             }
             _ => {}
         }
+        if self.config.upstream.is_none()
+            && let Some(answer) = cross_era::unrecorded(translation, method, &id)
+        {
+            sink.respond(&answer);
+            return Handled::Answered(None);
+        }
         match &self.config.upstream {
             Some(upstream) => {
                 tasks.spawn(upstream.forward(request, sink.clone()));

@@ -128,3 +128,45 @@ fn a_modern_first_probe_is_answered_or_refused_as_cross_era_says() {
     );
     let _ = peer.finish();
 }
+
+/// Across eras, what one era has and the other has not: a legacy client's
+/// `logging/setLevel` is accepted by a 2026-07-28 cassette (where each
+/// request asks for its own logs), its `resources/subscribe` is refused
+/// with an error naming the feature and the era, and so is a modern
+/// client's `subscriptions/listen` on a legacy cassette.
+#[test]
+fn features_of_one_era_alone_are_accepted_or_named_across_eras() {
+    let mut peer = replay(MODERN, &[]);
+    let _ = initialize(&mut peer, "2025-11-25");
+    let level = peer
+        .request("logging/setLevel", json!({"level": "info"}))
+        .response;
+    assert_eq!(level["result"], json!({}), "{level}");
+    let subscribe = peer
+        .request("resources/subscribe", json!({"uri": "demo://readme"}))
+        .response;
+    assert_eq!(subscribe["error"]["code"], -32006, "{subscribe}");
+    let text = subscribe["error"]["message"].as_str().unwrap();
+    assert!(
+        text.contains("`resources/subscribe`") && text.contains("2026-07-28 recording"),
+        "{text}"
+    );
+    let _ = peer.finish();
+
+    let mut peer = replay(LEGACY, &[]);
+    let listen = peer
+        .request(
+            "subscriptions/listen",
+            json!({"_meta": meta("2026-07-28"), "notifications": {}}),
+        )
+        .response;
+    assert_eq!(listen["error"]["code"], -32006, "{listen}");
+    assert!(
+        listen["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("legacy recording"),
+        "{listen}"
+    );
+    let _ = peer.finish();
+}
