@@ -86,9 +86,49 @@ pub struct Engine {
     /// Every fork made from this engine or its forks (one per client
     /// session over HTTP), for the summary of the whole replay.
     forks: Forks,
-    /// The era the client showed, once it shows one (read without a lock:
-    /// every request asks).
-    client_era: std::sync::OnceLock<Era>,
+    /// The era the client speaks, as far as it has shown (read without a
+    /// lock: every request asks).
+    client_era: ClientEra,
+}
+
+/// The era a client speaks: unknown until it shows one; a handshake says
+/// it for sure, so an `initialize` after a refused `server/discover` probe
+/// (a client falling back) makes a modern-first client a legacy one.
+#[derive(Debug, Default)]
+struct ClientEra(std::sync::atomic::AtomicU8);
+
+impl ClientEra {
+    const UNKNOWN: u8 = 0;
+    const LEGACY: u8 = 1;
+    const MODERN: u8 = 2;
+
+    fn get(&self) -> Era {
+        match self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            Self::LEGACY => Era::Legacy,
+            Self::MODERN => Era::Modern,
+            _ => Era::Unknown,
+        }
+    }
+
+    /// Notes what `request` shows; whether the era changed.
+    fn observe(&self, request: &Value) -> bool {
+        let Some(shown) = cross_era::client_era(request) else {
+            return false;
+        };
+        let handshake = matches!(
+            jsonrpc::method(request),
+            Some("initialize" | "server/discover")
+        );
+        if !handshake && self.get() != Era::Unknown {
+            return false;
+        }
+        let value = match shown {
+            Era::Legacy => Self::LEGACY,
+            Era::Modern => Self::MODERN,
+            Era::Unknown => Self::UNKNOWN,
+        };
+        self.0.swap(value, std::sync::atomic::Ordering::Relaxed) != value
+    }
 }
 
 /// The forks of one engine: the engine first made owns the list, its forks
@@ -263,7 +303,7 @@ impl Engine {
             redactor,
             state: Mutex::new(State::new(matcher)),
             forks: Forks::owner(),
-            client_era: std::sync::OnceLock::new(),
+            client_era: ClientEra::default(),
         })
     }
 
@@ -278,7 +318,7 @@ impl Engine {
             redactor: self.redactor.clone(),
             state: Mutex::new(State::new(matcher)),
             forks: self.forks.member(),
-            client_era: std::sync::OnceLock::new(),
+            client_era: ClientEra::default(),
         });
         self.forks.add(&fork);
         fork
@@ -474,9 +514,8 @@ impl Engine {
             return Translation::None;
         }
         let cassette_era = self.cassette.protocol.era;
-        if self.client_era.get().is_none()
-            && let Some(era) = cross_era::client_era(request)
-            && self.client_era.set(era).is_ok()
+        if self.client_era.observe(request)
+            && let era = self.client_era.get()
             && Translation::between(cassette_era, era) != Translation::None
         {
             tracing::info!(
@@ -493,8 +532,7 @@ impl Engine {
         if self.config.cross_era == CrossEra::Off {
             return Translation::None;
         }
-        let client = self.client_era.get().copied().unwrap_or(Era::Unknown);
-        Translation::between(self.cassette.protocol.era, client)
+        Translation::between(self.cassette.protocol.era, self.client_era.get())
     }
 
     /// The other era's handshake, answered from this cassette's own:

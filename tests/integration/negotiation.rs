@@ -170,3 +170,53 @@ fn features_of_one_era_alone_are_accepted_or_named_across_eras() {
     );
     let _ = peer.finish();
 }
+
+/// A modern-first client whose `server/discover` probe the recording
+/// refused (as a legacy server does) falls back to `initialize`: from then
+/// on it is a legacy client, answered as recorded (no `resultType`, server
+/// requests as requests, log messages kept). fastmcp's client does this.
+#[test]
+fn a_client_that_falls_back_to_initialize_is_answered_in_the_legacy_era() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probed.json");
+    let mut cassette: Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join(LEGACY)).unwrap()).unwrap();
+    let probe = json!({
+        "request": {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": meta("2026-07-28")}},
+        "response": {"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}},
+    });
+    cassette["interactions"]
+        .as_array_mut()
+        .unwrap()
+        .insert(0, probe);
+    std::fs::write(&path, serde_json::to_string_pretty(&cassette).unwrap()).unwrap();
+
+    let mut command = mcpcassette();
+    command.arg("replay").arg(&path);
+    let mut peer = Peer::spawn(command);
+    let probe = peer
+        .request("server/discover", json!({"_meta": meta("2026-07-28")}))
+        .response;
+    assert_eq!(
+        probe["error"]["code"], -32601,
+        "the recorded refusal: {probe}"
+    );
+    let answer = initialize(&mut peer, "2025-11-25");
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+    peer.notify("notifications/initialized", json!({}));
+    let echo = peer
+        .request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "hello"}}),
+        )
+        .response;
+    assert_eq!(
+        echo["result"]["content"][0]["text"], "echo: hello",
+        "{echo}"
+    );
+    assert!(echo["result"].get("resultType").is_none(), "{echo}");
+    let _ = peer.finish();
+}
