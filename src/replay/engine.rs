@@ -524,15 +524,22 @@ impl Engine {
                 era_name(era)
             );
         }
-        self.translation()
+        self.translation(request)
     }
 
-    /// How this session's answers are translated.
-    fn translation(&self) -> Translation {
+    /// How the answer to `request` is translated: by the era the request
+    /// declares in `_meta`, if it does (a modern request is modern whatever
+    /// else the session sent, a conformance suite's `initialize` probe
+    /// included), else by the era the session's handshake showed.
+    fn translation(&self, request: &Value) -> Translation {
         if self.config.cross_era == CrossEra::Off {
             return Translation::None;
         }
-        Translation::between(self.cassette.protocol.era, self.client_era.get())
+        let client = match protocol::declared_version(request) {
+            Some(version) => Era::of_version(version),
+            None => self.client_era.get(),
+        };
+        Translation::between(self.cassette.protocol.era, client)
     }
 
     /// The other era's handshake, answered from this cassette's own:
@@ -662,7 +669,7 @@ impl Engine {
                 },
             );
         }
-        let translation = self.translation();
+        let translation = self.translation(&live);
         if translation == Translation::ToModern && needs_client(&interaction.during) {
             // The server asked the client for something: a modern client
             // is asked in an `input_required` result, and retries.
@@ -797,7 +804,7 @@ impl Engine {
             mode: &self.config.mode,
             rules: &rules,
         };
-        let translates = self.translation() != Translation::None;
+        let translates = self.translation(request) != Translation::None;
         let miss = Miss::build(&self.cassette, request, refusal, context, !translates);
         let seen = {
             let state = self.state();
@@ -883,7 +890,7 @@ impl Engine {
     /// recorded timing; `asked` is when the live message arrived.
     async fn play(&self, position: usize, live: &Value, sink: &Sink, asked: Instant) {
         let interaction = &self.cassette.interactions[position];
-        let tokens = Tokens::new(interaction, live, self.translation());
+        let tokens = Tokens::new(interaction, live, self.translation(live));
         let timing = Timing::new(interaction, sink, asked);
         // Whether notifications went out that the client may not have read:
         // its answer to a server request shows it read what came before.
@@ -913,7 +920,9 @@ impl Engine {
             if unread {
                 sink.barrier();
             }
-            let response = self.translation().response(interaction.method(), response);
+            let response = self
+                .translation(live)
+                .response(interaction.method(), response);
             sink.respond(&WithId(&response, jsonrpc::id(live)));
         }
         let _ = self

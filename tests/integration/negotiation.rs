@@ -220,3 +220,21 @@ fn a_client_that_falls_back_to_initialize_is_answered_in_the_legacy_era() {
     assert!(echo["result"].get("resultType").is_none(), "{echo}");
     let _ = peer.finish();
 }
+
+/// A request that declares 2026-07-28 in `_meta` is a modern request
+/// whatever else the session sent: after an `initialize` probe (as a
+/// conformance suite sends one to a modern server), modern requests still
+/// get modern answers.
+#[test]
+fn a_modern_request_gets_a_modern_answer_after_a_legacy_probe() {
+    let mut peer = replay(MODERN, &[]);
+    let _ = initialize(&mut peer, "2025-11-25");
+    let list = peer
+        .request("tools/list", json!({"_meta": meta("2026-07-28")}))
+        .response;
+    assert_eq!(list["result"]["resultType"], "complete", "{list}");
+    assert_eq!(list["result"]["ttlMs"], 300000, "{list}");
+    let legacy = peer.request("resources/list", json!({})).response;
+    assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
+    let _ = peer.finish();
+}
