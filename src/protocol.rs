@@ -130,6 +130,24 @@ impl Era {
     }
 }
 
+/// The syslog severities of `logging/setLevel` and `notifications/message`,
+/// least severe first.
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// How severe log level `level` is (0 = debug), if it is one.
+pub fn log_severity(level: &str) -> Option<usize> {
+    LOG_LEVELS.iter().position(|l| *l == level)
+}
+
 /// The version a modern request declares in `params._meta`.
 pub fn declared_version(request: &Value) -> Option<&str> {
     request

@@ -155,18 +155,6 @@ pub(crate) enum LogFloor {
     AtLeast(Option<usize>),
 }
 
-/// The log levels, least severe first.
-const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
-
 /// The `_meta` key of a 2026-07-28 request's log level.
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
@@ -180,7 +168,7 @@ impl LogFloor {
             .pointer("/params/_meta")
             .and_then(|meta| meta.get(META_LOG_LEVEL))
             .and_then(Value::as_str);
-        LogFloor::AtLeast(asked.and_then(|level| LOG_LEVELS.iter().position(|l| *l == level)))
+        LogFloor::AtLeast(asked.and_then(protocol::log_severity))
     }
 
     /// Whether `notification` goes to the client.
@@ -194,7 +182,7 @@ impl LogFloor {
             LogFloor::AtLeast(Some(floor)) => notification
                 .pointer("/params/level")
                 .and_then(Value::as_str)
-                .and_then(|level| LOG_LEVELS.iter().position(|l| *l == level))
+                .and_then(protocol::log_severity)
                 .is_none_or(|rank| rank >= floor),
         }
     }

@@ -593,24 +593,10 @@ impl Engine {
             let live = self.masked(&live).into_owned();
             if let Some(mismatch) =
                 AnswerMismatch::compare(Some(position), server_request, *recorded, &live)
+                && self.note_mismatch(&mismatch)
             {
-                eprint!("{mismatch}");
-                let strict = {
-                    let mut state = self.state();
-                    state.answer_mismatches.push(mismatch.clone());
-                    state.matcher.rules().strategy == Strategy::Strict
-                };
-                if strict {
-                    let id = jsonrpc::id(&retry).cloned().unwrap_or(Value::Null);
-                    let data = serde_json::to_value(&mismatch).ok();
-                    sink.respond(&jsonrpc::error_response(
-                        id,
-                        ANSWER_MISMATCH,
-                        &mismatch.message(),
-                        data,
-                    ));
-                    return;
-                }
+                refuse(sink, &retry, &mismatch);
+                return;
             }
         }
         let tokens = Tokens::new(interaction, &retry, Translation::ToModern);
@@ -903,14 +889,7 @@ impl Engine {
                 Ok(Played::Answered) => unread = false,
                 Err(Stop::ClientGone) => return,
                 Err(Stop::Refused(mismatch)) => {
-                    let id = jsonrpc::id(live).cloned().unwrap_or(Value::Null);
-                    let data = serde_json::to_value(&mismatch).ok();
-                    sink.respond(&jsonrpc::error_response(
-                        id,
-                        ANSWER_MISMATCH,
-                        &mismatch.message(),
-                        data,
-                    ));
+                    refuse(sink, live, &mismatch);
                     return;
                 }
             }
@@ -978,14 +957,7 @@ impl Engine {
                     Ok(_) => {}
                     Err(Stop::ClientGone) => return,
                     Err(Stop::Refused(mismatch)) => {
-                        let id = id.cloned().unwrap_or(Value::Null);
-                        let data = serde_json::to_value(&mismatch).ok();
-                        sink.respond(&jsonrpc::error_response(
-                            id,
-                            ANSWER_MISMATCH,
-                            &mismatch.message(),
-                            data,
-                        ));
+                        refuse(sink, live, &mismatch);
                         return;
                     }
                 }
@@ -1049,18 +1021,21 @@ impl Engine {
                 ) else {
                     return Ok(Played::Answered);
                 };
-                eprint!("{mismatch}");
-                let strict = {
-                    let mut state = self.state();
-                    state.answer_mismatches.push(mismatch.clone());
-                    state.matcher.rules().strategy == Strategy::Strict
-                };
-                if strict {
+                if self.note_mismatch(&mismatch) {
                     return Err(Stop::Refused(Box::new(mismatch)));
                 }
                 Ok(Played::Answered)
             }
         }
+    }
+
+    /// Reports a client answer unlike the recorded one (stderr, the
+    /// summary); whether the strategy (`strict`) refuses it.
+    fn note_mismatch(&self, mismatch: &AnswerMismatch) -> bool {
+        eprint!("{mismatch}");
+        let mut state = self.state();
+        state.answer_mismatches.push(mismatch.clone());
+        state.matcher.rules().strategy == Strategy::Strict
     }
 
     /// Forgets server-to-client requests still waiting: the client has gone,
@@ -1127,6 +1102,19 @@ fn play_now(interaction: &Interaction, live: &Value, sink: &Sink, translation: T
         sink.respond(&WithId(&response, jsonrpc::id(live)));
     }
     send_notifications(&interaction.after, &tokens, sink);
+}
+
+/// Answers `live` with the error `strict` gives a client answer unlike the
+/// recorded one.
+fn refuse(sink: &Sink, live: &Value, mismatch: &AnswerMismatch) {
+    let id = jsonrpc::id(live).cloned().unwrap_or(Value::Null);
+    let data = serde_json::to_value(mismatch).ok();
+    sink.respond(&jsonrpc::error_response(
+        id,
+        ANSWER_MISMATCH,
+        &mismatch.message(),
+        data,
+    ));
 }
 
 /// Where the first server request is among `events` (their length if

@@ -10,16 +10,7 @@ use super::version::{V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28, only};
 pub(crate) const ROLE: Ty = Ty::Enum(&["user", "assistant"]);
 
 /// Syslog severities, as `logging/setLevel` and `notifications/message` use them.
-pub(crate) const LOGGING_LEVEL: Ty = Ty::Enum(&[
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-]);
+pub(crate) const LOGGING_LEVEL: Ty = Ty::Enum(&crate::protocol::LOG_LEVELS);
 
 /// A list of strings (cursors, sizes, stop sequences …).
 pub(crate) const STRINGS: Ty = Ty::ArrayOf(&Ty::Str);
