@@ -698,23 +698,11 @@ async fn check_cross_era(recorded_in: Era, client: Era) {
 /// default, which a 2026-07-28 client never asked for and so never
 /// recorded.
 fn what_both_eras_know(transcript: &mut Value, client: Era) {
-    fn strip(value: &mut Value) {
-        match value {
-            Value::Object(map) => {
-                for key in ["ttlMs", "cacheScope", "requestState"] {
-                    map.shift_remove(key);
-                }
-                if let Some(Value::Object(named)) = map.get("inputRequests") {
-                    let requests: Vec<Value> = named.values().cloned().collect();
-                    map.insert("inputRequests".into(), requests.into());
-                }
-                map.values_mut().for_each(strip);
-            }
-            Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(transcript);
+    crate::support::across_eras(
+        transcript,
+        &["ttlMs", "cacheScope", "requestState"],
+        &["inputRequests"],
+    );
     if client == Era::Legacy {
         transcript["count"]["logs"] = json!([]);
     }

@@ -207,31 +207,18 @@ fn drop_log_messages(transcript: &mut serde_json::Value) {
 /// a server gives its input requests and request state (only the requests
 /// and answers themselves compare).
 fn same_in_both_eras(mut transcript: serde_json::Value) -> serde_json::Value {
-    fn strip(value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::Object(map) => {
-                for key in [
-                    "supportedVersions",
-                    "protocolVersion",
-                    "ttlMs",
-                    "cacheScope",
-                    "resultType",
-                    "requestState",
-                ] {
-                    map.shift_remove(key);
-                }
-                for key in ["inputRequests", "inputResponses"] {
-                    if let Some(serde_json::Value::Object(named)) = map.get(key) {
-                        let values: Vec<_> = named.values().cloned().collect();
-                        map.insert(key.into(), values.into());
-                    }
-                }
-                map.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut transcript);
+    let dropped = [
+        "supportedVersions",
+        "protocolVersion",
+        "ttlMs",
+        "cacheScope",
+        "resultType",
+        "requestState",
+    ];
+    crate::support::across_eras(
+        &mut transcript,
+        &dropped,
+        &["inputRequests", "inputResponses"],
+    );
     transcript
 }

@@ -127,3 +127,29 @@ pub fn list_broken_tools(command: Command) -> (Peer, Exchange) {
     let list = peer.request("tools/list", json!({}));
     (peer, list)
 }
+
+/// `value` without what two protocol eras spell differently, at any depth:
+/// members named in `dropped` are left out, and the objects named in
+/// `unnamed` (a server's names for its input requests) become the list of
+/// their values, so only the requests and answers themselves compare.
+pub fn across_eras(value: &mut serde_json::Value, dropped: &[&str], unnamed: &[&str]) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for key in dropped {
+                map.shift_remove(*key);
+            }
+            for key in unnamed {
+                if let Some(serde_json::Value::Object(named)) = map.get(*key) {
+                    let values: Vec<serde_json::Value> = named.values().cloned().collect();
+                    map.insert((*key).into(), values.into());
+                }
+            }
+            map.values_mut()
+                .for_each(|v| across_eras(v, dropped, unnamed));
+        }
+        serde_json::Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| across_eras(v, dropped, unnamed)),
+        _ => {}
+    }
+}
