@@ -687,13 +687,21 @@ impl ServerHandler for Demo {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 text("Reconnection test completed")
             }
+            // A 2026-07-28 server notifies the listen streams that asked;
+            // a legacy one notifies the session that changed the list.
             "test_trigger_tool_change" => {
+                if cx.meta.protocol_version().is_none() {
+                    let _ = cx.peer.notify_tool_list_changed().await;
+                }
                 for listener in self.listeners().await {
                     let _ = listener.notify_tool_list_changed().await;
                 }
                 text("Tool list change triggered")
             }
             "test_trigger_prompt_change" => {
+                if cx.meta.protocol_version().is_none() {
+                    let _ = cx.peer.notify_prompt_list_changed().await;
+                }
                 for listener in self.listeners().await {
                     let _ = listener.notify_prompt_list_changed().await;
                 }
@@ -1019,8 +1027,13 @@ async fn main() -> std::io::Result<()> {
         tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port()))).await?;
     let address = listener.local_addr()?;
 
+    // One `Demo` behind every request: a 2026-07-28 request is served
+    // statelessly, so a `subscriptions/listen` stream and the tool call that
+    // changes a list arrive at different service instances, which must share
+    // the open listeners.
+    let demo = Demo::default();
     let service = StreamableHttpService::new(
-        || Ok(Demo::default()),
+        move || Ok(demo.clone()),
         Arc::new(LocalSessionManager::default()),
         // Legacy clients get sessions; 2026-07-28 requests are always served
         // statelessly. The default Host allow-list is loopback only.

@@ -305,17 +305,74 @@ impl Builder {
     /// Server traffic belongs to the request whose progress token it names,
     /// else to the most recent request in flight, else it followed the last
     /// client message unprompted.
+    ///
+    /// A `subscriptions/listen` request stays in flight as long as its
+    /// stream is open, so it owns only its acknowledgement, and what comes
+    /// when nothing else is in flight right after it. A change notification
+    /// on the stream (a `list_changed` after a tool call that changed a
+    /// list) belongs to the request that caused it: the one in flight, or
+    /// the last client message, so that replay plays it after that request.
     fn place_for(&self, message: &Value) -> Place {
         let by_token = message
             .pointer("/params/progressToken")
             .and_then(|token| self.progress.get(&jsonrpc::id_key(token)));
-        if let Some(&index) = by_token.or(self.open.last()) {
+        if let Some(&index) = by_token {
+            return Place::During(index, self.interactions[index].during.len());
+        }
+        let stream = self.open_listen(message);
+        let acknowledges =
+            jsonrpc::method(message) == Some("notifications/subscriptions/acknowledged");
+        let in_flight = self.open.iter().rev().find(|&&i| !self.is_listen(i));
+        let owner = match (stream, acknowledges) {
+            (Some(stream), true) => Some(stream),
+            _ => in_flight.copied(),
+        };
+        if let Some(index) = owner {
             return Place::During(index, self.interactions[index].during.len());
         }
         match self.last_client {
-            Some(index) => Place::After(index, self.interactions[index].after.len()),
-            None => Place::Opening(self.opening.len()),
+            // Over HTTP the stream and the call's answer travel on separate
+            // connections, so which came first is not known: the change is
+            // kept with its cause, before its answer.
+            Some(index)
+                if stream.is_some()
+                    && !matches!(self.transport, Transport::Stdio { .. })
+                    && !self.is_listen(index)
+                    && self.interactions[index].request().is_some() =>
+            {
+                Place::During(index, self.interactions[index].during.len())
+            }
+            Some(index) if !(self.is_listen(index) && self.open.contains(&index)) => {
+                Place::After(index, self.interactions[index].after.len())
+            }
+            _ => match stream.or(self.open.last().copied()) {
+                Some(index) => Place::During(index, self.interactions[index].during.len()),
+                None => match self.last_client {
+                    Some(index) => Place::After(index, self.interactions[index].after.len()),
+                    None => Place::Opening(self.opening.len()),
+                },
+            },
         }
+    }
+
+    /// Whether interaction `index` is a `subscriptions/listen` request.
+    fn is_listen(&self, index: usize) -> bool {
+        self.interactions[index].method() == "subscriptions/listen"
+    }
+
+    /// The open listen stream a server message names in its `_meta`.
+    fn open_listen(&self, message: &Value) -> Option<usize> {
+        let named = message
+            .pointer("/params/_meta")?
+            .get("io.modelcontextprotocol/subscriptionId")?;
+        let key = jsonrpc::id_key(named);
+        self.open.iter().rev().copied().find(|&i| {
+            self.is_listen(i)
+                && self.interactions[i]
+                    .request()
+                    .and_then(jsonrpc::id)
+                    .is_some_and(|id| jsonrpc::id_key(id) == key)
+        })
     }
 
     fn file(&mut self, place: Place, event: Event) -> Place {
@@ -576,6 +633,84 @@ mod tests {
         let c = b.finish();
         assert_eq!(c.opening.len(), 1);
         assert_eq!(c.interactions[0].after.len(), 1);
+    }
+
+    #[test]
+    fn a_listen_stream_owns_its_acknowledgement_and_its_changes_their_cause() {
+        let mut b = builder();
+        let meta = |id: u64| json!({"_meta": {"io.modelcontextprotocol/subscriptionId": id}});
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 70, "method": "subscriptions/listen", "params": {}}),
+        );
+        let ack = "notifications/subscriptions/acknowledged";
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": ack, "params": meta(70)}),
+        );
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "change"}}),
+        );
+        let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": meta(70)});
+        b.observe(S2C, changed.clone());
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        // The change overtaken by the answer to the call that caused it.
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "change"}}),
+        );
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+        b.observe(S2C, changed.clone());
+        let c = b.finish();
+        assert_eq!(
+            c.interactions[0].during.len(),
+            1,
+            "only the acknowledgement"
+        );
+        assert_eq!(
+            c.interactions[1].during.len(),
+            1,
+            "caused by the first call"
+        );
+        assert_eq!(
+            c.interactions[2].after.len(),
+            1,
+            "caused by the second call"
+        );
+        assert!(
+            c.interactions[0].response.is_none(),
+            "the stream stays open"
+        );
+    }
+
+    #[test]
+    fn over_http_a_change_after_its_causes_answer_is_kept_with_its_cause() {
+        let mut b = Builder::new(
+            String::new(),
+            Transport::StreamableHttp {
+                url: "http://127.0.0.1:1/mcp".into(),
+                endpoint: "/mcp".into(),
+                behaviour: Default::default(),
+            },
+        );
+        let meta = json!({"_meta": {"io.modelcontextprotocol/subscriptionId": 70}});
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 70, "method": "subscriptions/listen", "params": {}}),
+        );
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
+        );
+        b.observe(S2C, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": meta}),
+        );
+        let c = b.finish();
+        assert_eq!(c.interactions[1].during.len(), 1);
+        assert!(c.interactions[1].after.is_empty());
     }
 
     #[test]

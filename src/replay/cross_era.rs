@@ -194,20 +194,24 @@ pub(crate) const NOT_TRANSLATED: i64 = -32006;
 
 /// The answer to a request of the client's era that the other era's
 /// recording has nothing for: `logging/setLevel` (removed in 2026-07-28,
-/// where each request asks for its own logs) is accepted; the features one
-/// era has and the other has not get an error naming both. `None` for
-/// anything else (an ordinary miss).
+/// where each request asks for its own logs) is accepted; task methods,
+/// whose shapes differ between 2025-11-25's experimental tasks and the
+/// 2026-07-28 tasks extension, get an error naming both eras. `None` for
+/// anything else (an ordinary miss). Subscriptions are translated
+/// elsewhere (`subscriptions`).
 pub(crate) fn unrecorded(translation: Translation, method: &str, id: &Value) -> Option<Value> {
+    let tasks = method.starts_with("tasks/");
     let (era, instead) = match (translation, method) {
         (Translation::ToLegacy, "logging/setLevel") => {
             return Some(jsonrpc::result_response(id.clone(), json!({})));
         }
-        (Translation::ToLegacy, "resources/subscribe" | "resources/unsubscribe") => {
-            ("2026-07-28", "it has subscriptions/listen instead")
-        }
-        (Translation::ToModern, "subscriptions/listen") => (
+        (Translation::ToLegacy, _) if tasks => (
+            "2026-07-28",
+            "its tasks are the io.modelcontextprotocol/tasks extension, not 2025-11-25's experimental tasks",
+        ),
+        (Translation::ToModern, _) if tasks => (
             "legacy",
-            "it has resources/subscribe and the GET stream instead",
+            "its tasks are 2025-11-25's experimental tasks, not the io.modelcontextprotocol/tasks extension",
         ),
         _ => return None,
     };
@@ -436,19 +440,24 @@ mod tests {
         let id = json!(3);
         let set_level = unrecorded(Translation::ToLegacy, "logging/setLevel", &id).unwrap();
         assert_eq!(set_level["result"], json!({}));
-        let subscribe = unrecorded(Translation::ToLegacy, "resources/subscribe", &id).unwrap();
-        assert_eq!(subscribe["error"]["code"], NOT_TRANSLATED);
-        let text = subscribe["error"]["message"].as_str().unwrap();
+        let poll = unrecorded(Translation::ToLegacy, "tasks/get", &id).unwrap();
+        assert_eq!(poll["error"]["code"], NOT_TRANSLATED);
+        let text = poll["error"]["message"].as_str().unwrap();
         assert!(
-            text.contains("`resources/subscribe`") && text.contains("2026-07-28"),
+            text.contains("`tasks/get`") && text.contains("2026-07-28"),
             "{text}"
         );
-        let listen = unrecorded(Translation::ToModern, "subscriptions/listen", &id).unwrap();
+        let poll = unrecorded(Translation::ToModern, "tasks/get", &id).unwrap();
         assert!(
-            listen["error"]["message"]
+            poll["error"]["message"]
                 .as_str()
                 .unwrap()
                 .contains("legacy recording")
+        );
+        assert_eq!(
+            unrecorded(Translation::ToLegacy, "resources/subscribe", &id),
+            None,
+            "subscriptions are translated"
         );
         assert_eq!(unrecorded(Translation::None, "logging/setLevel", &id), None);
         assert_eq!(unrecorded(Translation::ToLegacy, "tools/call", &id), None);

@@ -22,6 +22,7 @@ use tokio::time::Instant;
 use super::answers::{ANSWER_MISMATCH, AnswerMismatch};
 use super::cross_era::{self, CrossEra, Translation};
 use super::report::{self, Miss};
+use super::subscriptions::{self, Listeners, Route};
 use super::upstream::Upstream;
 use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
 use crate::cassette::{Rules, Strategy};
@@ -196,6 +197,9 @@ struct State {
     /// Live requests answered from an interaction recorded without a
     /// response, by live id, until the client cancels them.
     unanswered: HashMap<String, Unanswered>,
+    /// The client's open `subscriptions/listen` streams, where change
+    /// notifications go.
+    listeners: Listeners,
 }
 
 /// A live request that replay could not answer: the interaction that
@@ -231,6 +235,7 @@ impl State {
             next_server_id: 0,
             answer_mismatches: Vec::new(),
             unanswered: HashMap::new(),
+            listeners: Listeners::default(),
         }
     }
 }
@@ -491,6 +496,10 @@ impl Engine {
             }
             _ => {}
         }
+        if self.config.upstream.is_none() && self.subscribe_across_eras(translation, &request, sink)
+        {
+            return Handled::Answered(None);
+        }
         if self.config.upstream.is_none()
             && let Some(answer) = cross_era::unrecorded(translation, method, &id)
         {
@@ -504,6 +513,44 @@ impl Engine {
             None => self.miss(&masked, refusal, sink),
         }
         Handled::Answered(None)
+    }
+
+    /// The other era's way to subscribe, answered from this recording (see
+    /// [`subscriptions`]): a modern client's `subscriptions/listen` on a
+    /// legacy cassette opens a stream fed by the recorded change
+    /// notifications; a legacy client's `resources/subscribe` and
+    /// `resources/unsubscribe` on a modern one are accepted and decide
+    /// which `resources/updated` it gets. Whether it answered.
+    fn subscribe_across_eras(
+        &self,
+        translation: Translation,
+        request: &Value,
+        sink: &Sink,
+    ) -> bool {
+        let method = jsonrpc::method(request).unwrap_or_default();
+        match (translation, method) {
+            (Translation::ToModern, "subscriptions/listen") => {
+                let capabilities = self
+                    .cassette
+                    .server
+                    .as_ref()
+                    .map_or(&Value::Null, |server| &server.capabilities);
+                let ack = self
+                    .state()
+                    .listeners
+                    .open_translated(request, capabilities, sink);
+                sink.event(&ack);
+                true
+            }
+            (Translation::ToLegacy, "resources/subscribe" | "resources/unsubscribe") => {
+                let subscribe = method == "resources/subscribe";
+                self.state().listeners.subscription(request, subscribe);
+                let id = jsonrpc::id(request).cloned().unwrap_or(Value::Null);
+                sink.respond(&jsonrpc::result_response(id, serde_json::json!({})));
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Notes the era `request` shows the client speaks; how this session's
@@ -601,12 +648,12 @@ impl Engine {
         }
         let tokens = Tokens::new(interaction, &retry, Translation::ToModern);
         let first_request = first_server_request(&interaction.during);
-        send_notifications(&interaction.during[first_request..], &tokens, sink);
+        self.send_notifications(&interaction.during[first_request..], &tokens, sink);
         if let Some(response) = &interaction.response {
             let response = Translation::ToModern.response(interaction.method(), response);
             sink.respond(&WithId(&response, jsonrpc::id(&retry)));
         }
-        send_notifications(&interaction.after, &tokens, sink);
+        self.send_notifications(&interaction.after, &tokens, sink);
     }
 
     /// Plays a recorded answer to a request; returns its position.
@@ -643,7 +690,11 @@ impl Engine {
     /// a `notifications/cancelled` naming the live request can abort.
     fn start(self: &Arc<Self>, position: usize, live: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
         let interaction = &self.cassette.interactions[position];
+        // A listen stream is open until the client closes it: recorded
+        // without a response is how it ends, not a lost answer.
+        let stream = interaction.method() == "subscriptions/listen";
         if interaction.response.is_none()
+            && !stream
             && let Some(id) = interaction.request().and(jsonrpc::id(&live))
         {
             self.state().unanswered.insert(
@@ -656,12 +707,19 @@ impl Engine {
             );
         }
         let translation = self.translation(&live);
+        if stream
+            && translation != Translation::ToLegacy
+            && let Some(recorded) = interaction.request().and_then(jsonrpc::id)
+        {
+            // Before its acknowledgement plays, which goes down it.
+            self.state().listeners.open_recorded(recorded, &live, sink);
+        }
         if translation == Translation::ToModern && needs_client(&interaction.during) {
             // The server asked the client for something: a modern client
             // is asked in an `input_required` result, and retries.
             let tokens = Tokens::new(interaction, &live, translation);
             let first_request = first_server_request(&interaction.during);
-            send_notifications(&interaction.during[..first_request], &tokens, sink);
+            self.send_notifications(&interaction.during[..first_request], &tokens, sink);
             let requests = cross_era::server_requests(interaction);
             let result = cross_era::input_required(&requests, position);
             let id = jsonrpc::id(&live).cloned().unwrap_or(Value::Null);
@@ -681,7 +739,7 @@ impl Engine {
             && !needs_client(&interaction.during)
             && !needs_client(&interaction.after)
         {
-            play_now(interaction, &live, sink, translation);
+            self.play_now(interaction, &live, sink, translation);
             return;
         }
         let asked = Instant::now();
@@ -712,7 +770,7 @@ impl Engine {
     pub fn play_opening(self: &Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
         let opening = &self.cassette.opening;
         if !needs_client(opening) {
-            send_notifications(opening, &Tokens::NONE, sink);
+            self.send_notifications(opening, &Tokens::NONE, sink);
             return;
         }
         let engine = Arc::clone(self);
@@ -837,6 +895,9 @@ impl Engine {
                 .map(jsonrpc::id_key);
             if let Some(id) = id {
                 let mut state = self.state();
+                if let Some(live) = notification.pointer("/params/requestId") {
+                    state.listeners.close(live);
+                }
                 state.unanswered.remove(&id);
                 if let Some(handle) = state.running.remove(&id) {
                     handle.abort();
@@ -991,13 +1052,16 @@ impl Engine {
         sink: &Sink,
     ) -> Result<Played, Stop> {
         match event {
-            Event::Notification { notification } => match tokens.rewrite(notification) {
-                Some(notification) => {
-                    sink.event(&notification);
-                    Ok(Played::Notified)
-                }
-                None => Ok(Played::Dropped),
-            },
+            Event::Notification { notification } => {
+                let sent = tokens
+                    .rewrite(notification)
+                    .is_some_and(|notification| self.notify(notification, tokens, sink));
+                Ok(if sent {
+                    Played::Notified
+                } else {
+                    Played::Dropped
+                })
+            }
             Event::ServerRequest {
                 server_request,
                 client_response,
@@ -1026,6 +1090,70 @@ impl Engine {
                 }
                 Ok(Played::Answered)
             }
+        }
+    }
+
+    /// Plays an interaction that needs nothing from the client, its answer
+    /// shaped for the client's era.
+    fn play_now(
+        &self,
+        interaction: &Interaction,
+        live: &Value,
+        sink: &Sink,
+        translation: Translation,
+    ) {
+        let tokens = Tokens::new(interaction, live, translation);
+        let sent = self.send_notifications(&interaction.during, &tokens, sink);
+        if let Some(response) = &interaction.response {
+            if sent > 0 {
+                sink.barrier();
+            }
+            let response = translation.response(interaction.method(), response);
+            sink.respond(&WithId(&response, jsonrpc::id(live)));
+        }
+        self.send_notifications(&interaction.after, &tokens, sink);
+    }
+
+    /// Sends the notifications among `events` (callers check there are no
+    /// server requests); returns how many went to `sink`.
+    fn send_notifications(&self, events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> usize {
+        let mut sent = 0;
+        for event in events {
+            if let Event::Notification { notification } = event
+                && let Some(notification) = tokens.rewrite(notification)
+                && self.notify(notification, tokens, sink)
+            {
+                sent += 1;
+            }
+        }
+        sent
+    }
+
+    /// Sends a recorded notification, rewritten for the live request, where
+    /// it goes: a change notification to the listen streams that asked for
+    /// it (see [`subscriptions`]), anything else to `sink`. Whether it went
+    /// to `sink`.
+    fn notify(&self, notification: Value, tokens: &Tokens<'_>, sink: &Sink) -> bool {
+        if !subscriptions::concerns(&notification) {
+            sink.event(&notification);
+            return true;
+        }
+        let route = self
+            .state()
+            .listeners
+            .route(&notification, tokens.translation);
+        match route {
+            Route::Here(notification) => {
+                sink.event(&notification);
+                true
+            }
+            Route::Streams(streams) => {
+                for (stream, notification) in streams {
+                    stream.event(&notification);
+                }
+                false
+            }
+            Route::Dropped => false,
         }
     }
 
@@ -1089,21 +1217,6 @@ enum Played {
     Answered,
 }
 
-/// Plays an interaction that needs nothing from the client, its answer
-/// shaped for the client's era.
-fn play_now(interaction: &Interaction, live: &Value, sink: &Sink, translation: Translation) {
-    let tokens = Tokens::new(interaction, live, translation);
-    let sent = send_notifications(&interaction.during, &tokens, sink);
-    if let Some(response) = &interaction.response {
-        if sent > 0 {
-            sink.barrier();
-        }
-        let response = translation.response(interaction.method(), response);
-        sink.respond(&WithId(&response, jsonrpc::id(live)));
-    }
-    send_notifications(&interaction.after, &tokens, sink);
-}
-
 /// Answers `live` with the error `strict` gives a client answer unlike the
 /// recorded one.
 fn refuse(sink: &Sink, live: &Value, mismatch: &AnswerMismatch) {
@@ -1138,21 +1251,6 @@ fn era_name(era: Era) -> &'static str {
 /// `input_required` answer without the recorded retry a legacy client's
 /// answers would feed (in the range MCP leaves to implementations).
 const NO_RETRY: i64 = -32005;
-
-/// Sends the notifications among `events` (callers check there are no
-/// server requests); returns how many went out.
-fn send_notifications(events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> usize {
-    let mut sent = 0;
-    for event in events {
-        if let Event::Notification { notification } = event
-            && let Some(notification) = tokens.rewrite(notification)
-        {
-            sink.event(&notification);
-            sent += 1;
-        }
-    }
-    sent
-}
 
 /// When each message of an interaction is due under `--pace recorded`.
 struct Timing<'a> {
@@ -1192,6 +1290,9 @@ struct Tokens<'a> {
     recorded: Option<&'a Value>,
     live: Option<&'a Value>,
     logs: cross_era::LogFloor,
+    /// How the client's answers are translated, which decides where
+    /// change notifications go.
+    translation: Translation,
 }
 
 impl<'a> Tokens<'a> {
@@ -1200,6 +1301,7 @@ impl<'a> Tokens<'a> {
         recorded: None,
         live: None,
         logs: cross_era::LogFloor::All,
+        translation: Translation::None,
     };
 
     fn new(interaction: &'a Interaction, live: &'a Value, translation: Translation) -> Self {
@@ -1207,6 +1309,7 @@ impl<'a> Tokens<'a> {
             recorded: interaction.request().and_then(jsonrpc::progress_token),
             live: jsonrpc::progress_token(live),
             logs: cross_era::LogFloor::of(translation, live),
+            translation,
         }
     }
 

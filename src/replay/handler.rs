@@ -6,8 +6,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
+use super::cross_era::CrossEra;
 use super::engine::Engine;
 use crate::cassette::{Cassette, HttpSituation, Interaction};
+use crate::protocol::Era;
 use crate::serve::{Handled, Handler, HttpProfile, Sink};
 
 impl Handler for Engine {
@@ -44,7 +46,10 @@ impl Handler for Engine {
             era: cassette.protocol.era,
             sessions: initialize_issued_session(cassette),
             sessions_without_recording: false,
-            listen_streams: false,
+            // A modern client's listen on a legacy recording is a stream
+            // replay opens itself (see `subscriptions`).
+            listen_streams: cassette.protocol.era != Era::Modern
+                && self.config().cross_era == CrossEra::Auto,
             tools: recorded_tools(cassette),
         }
     }

@@ -11,6 +11,7 @@ mod new_episodes_stdio;
 mod report;
 mod session_traffic;
 mod stdio;
+mod subscriptions;
 mod upstream;
 mod verdict;
 

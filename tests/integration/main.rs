@@ -34,6 +34,7 @@ mod schema_crosscheck;
 mod sdk_run;
 mod session;
 mod stub_interop;
+mod subscriptions;
 mod support;
 mod testkit;
 mod torture;

@@ -131,11 +131,13 @@ fn a_modern_first_probe_is_answered_or_refused_as_cross_era_says() {
 
 /// Across eras, what one era has and the other has not: a legacy client's
 /// `logging/setLevel` is accepted by a 2026-07-28 cassette (where each
-/// request asks for its own logs), its `resources/subscribe` is refused
-/// with an error naming the feature and the era, and so is a modern
-/// client's `subscriptions/listen` on a legacy cassette.
+/// request asks for its own logs), and so is its `resources/subscribe`
+/// (which decides the `resources/updated` it gets); a modern client's
+/// `subscriptions/listen` on a legacy cassette is acknowledged with what
+/// the recorded capabilities allow, and stays open. (What the streams then
+/// carry: `subscriptions.rs`.)
 #[test]
-fn features_of_one_era_alone_are_accepted_or_named_across_eras() {
+fn features_of_one_era_alone_are_translated_across_eras() {
     let mut peer = replay(MODERN, &[]);
     let _ = initialize(&mut peer, "2025-11-25");
     let level = peer
@@ -145,28 +147,35 @@ fn features_of_one_era_alone_are_accepted_or_named_across_eras() {
     let subscribe = peer
         .request("resources/subscribe", json!({"uri": "demo://readme"}))
         .response;
-    assert_eq!(subscribe["error"]["code"], -32006, "{subscribe}");
-    let text = subscribe["error"]["message"].as_str().unwrap();
-    assert!(
-        text.contains("`resources/subscribe`") && text.contains("2026-07-28 recording"),
-        "{text}"
-    );
+    assert_eq!(subscribe["result"], json!({}), "{subscribe}");
+    let unsubscribe = peer
+        .request("resources/unsubscribe", json!({"uri": "demo://readme"}))
+        .response;
+    assert_eq!(unsubscribe["result"], json!({}), "{unsubscribe}");
     let _ = peer.finish();
 
     let mut peer = replay(LEGACY, &[]);
-    let listen = peer
-        .request(
-            "subscriptions/listen",
-            json!({"_meta": meta("2026-07-28"), "notifications": {}}),
-        )
-        .response;
-    assert_eq!(listen["error"]["code"], -32006, "{listen}");
+    peer.send(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": {
+            "_meta": meta("2026-07-28"),
+            "notifications": {"toolsListChanged": true, "promptsListChanged": true},
+        }}),
+    );
+    let ack = peer.recv();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        9
+    );
+    let offered = ack["params"]["notifications"].clone();
+    assert!(offered.is_object(), "{ack}");
+    let ping = peer.request("ping", json!({})).response;
     assert!(
-        listen["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("legacy recording"),
-        "{listen}"
+        ping.get("result").is_some(),
+        "the stream stays open; the session goes on: {ping}"
     );
     let _ = peer.finish();
 }

@@ -1,0 +1,459 @@
+//! Change notifications in causal order, over Streamable HTTP, against the
+//! rmcp example server live, through `record --upstream`, and from
+//! `replay --listen`: a `notifications/tools/list_changed` that the server
+//! sent because a tool call changed the list reaches the client's open
+//! `subscriptions/listen` stream after that call and never before, tagged
+//! with the live listen request's id; and across eras, a legacy client of a
+//! modern recording gets it as a legacy server sends it, and a modern client
+//! of a legacy recording on the listen stream it opened.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+use crate::support::http::{Served, record_upstream, rmcp_http_server};
+use crate::support::mcpcassette;
+
+const PATIENCE: Duration = Duration::from_secs(10);
+/// How long a listen stream is watched for a notification that must not
+/// come (one sent too early would already be there: replay writes a
+/// request's notifications before its answer).
+const QUIET: Duration = Duration::from_millis(150);
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
+
+/// A Streamable HTTP client that can keep a stream open.
+struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    url: String,
+    /// Legacy: the session `initialize` opened.
+    session: Option<String>,
+}
+
+/// The messages of one SSE (or JSON) answer, read as they come.
+struct Stream {
+    body: Incoming,
+    buffer: String,
+    ready: std::collections::VecDeque<Value>,
+}
+
+impl Stream {
+    /// The next message, if one comes within `within`.
+    async fn next(&mut self, within: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(message) = self.ready.pop_front() {
+                return Some(message);
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame())
+                .await
+                .ok()??
+                .expect("the stream reads");
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            self.buffer.push_str(std::str::from_utf8(&data).unwrap());
+            while let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if !data.is_empty() && !data.concat().trim().is_empty() {
+                    self.ready
+                        .push_back(serde_json::from_str(&data.join("\n")).unwrap());
+                }
+            }
+        }
+    }
+
+    /// Every message until the answer ends.
+    async fn all(mut self) -> Vec<Value> {
+        let mut messages = Vec::new();
+        while let Some(message) = self.next(PATIENCE).await {
+            messages.push(message);
+        }
+        messages
+    }
+}
+
+impl Http {
+    fn new(url: &str) -> Http {
+        Http {
+            client: Client::builder(TokioExecutor::new()).build_http(),
+            url: url.to_owned(),
+            session: None,
+        }
+    }
+
+    /// POSTs `message` as a client of its era sends it.
+    async fn open(&self, message: &Value) -> (StatusCode, Stream) {
+        let method = message["method"].as_str().unwrap_or_default();
+        let modern = message.pointer("/params/_meta").is_some();
+        let mut request = Request::builder()
+            .method(Method::POST)
+            .uri(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", if modern { MODERN } else { LEGACY });
+        if modern && !method.is_empty() {
+            request = request.header("mcp-method", method);
+            if let Some(name) = message.pointer("/params/name").and_then(Value::as_str) {
+                request = request.header("mcp-name", name);
+            }
+        }
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        let body = Full::new(Bytes::from(serde_json::to_vec(message).unwrap()));
+        let response =
+            tokio::time::timeout(PATIENCE, self.client.request(request.body(body).unwrap()))
+                .await
+                .expect("an answer in time")
+                .expect("the request went through");
+        let status = response.status();
+        let json = response
+            .headers()
+            .get("content-type")
+            .is_some_and(|c| c.to_str().unwrap().starts_with("application/json"));
+        let mut stream = Stream {
+            body: response.into_body(),
+            buffer: String::new(),
+            ready: Default::default(),
+        };
+        if json {
+            let bytes = (&mut stream.body).collect().await.unwrap().to_bytes();
+            if !bytes.is_empty() {
+                stream
+                    .ready
+                    .push_back(serde_json::from_slice(&bytes).unwrap());
+            }
+        }
+        (status, stream)
+    }
+
+    /// POSTs `message` and reads the whole answer.
+    async fn send(&self, message: &Value) -> Vec<Value> {
+        let (status, stream) = self.open(message).await;
+        assert!(status.is_success(), "{status} for {message}");
+        stream.all().await
+    }
+
+    /// The legacy session's GET stream, where a legacy server sends what
+    /// belongs to no request.
+    async fn get_stream(&self) -> Stream {
+        let mut request = Request::builder()
+            .method(Method::GET)
+            .uri(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", LEGACY);
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        let response = tokio::time::timeout(
+            PATIENCE,
+            self.client.request(request.body(Full::default()).unwrap()),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "a GET stream");
+        Stream {
+            body: response.into_body(),
+            buffer: String::new(),
+            ready: Default::default(),
+        }
+    }
+
+    /// A legacy `initialize` and `notifications/initialized`.
+    async fn initialize(&mut self) {
+        let request = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {},
+            "clientInfo": {"name": "subscriptions-test", "version": "1.0.0"}}});
+        let response = tokio::time::timeout(
+            PATIENCE,
+            self.client.request(
+                Request::builder()
+                    .method(Method::POST)
+                    .uri(&self.url)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .body(Full::new(Bytes::from(request.to_string())))
+                    .unwrap(),
+            ),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        self.session = response
+            .headers()
+            .get("mcp-session-id")
+            .map(|s| s.to_str().unwrap().to_owned());
+        let _ = response.into_body().collect().await;
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert!(self.send(&initialized).await.is_empty());
+    }
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "subscriptions-test", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+fn call(id: u64, name: &str, arguments: Value, modern: bool) -> Value {
+    let mut params = json!({"name": name, "arguments": arguments});
+    if modern {
+        params["_meta"] = meta();
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
+fn listen(id: u64, filter: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+           "params": {"_meta": meta(), "notifications": filter}})
+}
+
+fn response(messages: &[Value]) -> &Value {
+    messages
+        .iter()
+        .find(|m| m.get("method").is_none())
+        .unwrap_or_else(|| panic!("no response among {messages:?}"))
+}
+
+fn tag(message: &Value) -> &Value {
+    &message["params"]["_meta"][SUBSCRIPTION_ID]
+}
+
+/// A modern client's session: discover, open a listen stream (id
+/// `listen_id`) for tool-list changes, call `echo` (which changes nothing),
+/// then the tool that changes the list. What the stream carried before and
+/// after, with the listen id checked and left out.
+async fn modern_session(url: &str, listen_id: u64) -> Value {
+    let http = Http::new(url);
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                          "params": {"_meta": meta()}});
+    let discovered = http.send(&discover).await;
+    assert!(response(&discovered)["result"]["supportedVersions"].is_array());
+
+    let (status, mut stream) = http
+        .open(&listen(listen_id, json!({"toolsListChanged": true})))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let mut ack = stream.next(PATIENCE).await.expect("the acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(*tag(&ack), json!(listen_id), "the live listen id: {ack}");
+    ack["params"]["_meta"][SUBSCRIPTION_ID] = json!("L");
+
+    let echoed = http
+        .send(&call(2, "echo", json!({"message": "hi"}), true))
+        .await;
+    let mut early = Vec::new();
+    while let Some(message) = stream.next(QUIET).await {
+        early.push(message);
+    }
+    let triggered = http
+        .send(&call(3, "test_trigger_tool_change", json!({}), true))
+        .await;
+    assert!(
+        triggered.iter().all(|m| m["method"] != TOOLS_CHANGED),
+        "not on the call's own stream: {triggered:?}"
+    );
+    let mut changed = stream
+        .next(PATIENCE)
+        .await
+        .expect("the change, after its cause");
+    assert_eq!(changed["method"], TOOLS_CHANGED);
+    assert_eq!(
+        *tag(&changed),
+        json!(listen_id),
+        "the live listen id: {changed}"
+    );
+    changed["params"]["_meta"][SUBSCRIPTION_ID] = json!("L");
+    json!({
+        "ack": ack,
+        "before the change": early,
+        "echo": response(&echoed)["result"]["content"],
+        "trigger": response(&triggered)["result"]["content"],
+        "changed": changed,
+    })
+}
+
+fn replay_server(path: &std::path::Path) -> Served {
+    let mut replay = mcpcassette();
+    replay
+        .arg("replay")
+        .arg(path)
+        .args(["--listen", "127.0.0.1:0"]);
+    Served::start_capturing_stderr(replay)
+}
+
+/// Stops replay, which must have answered everything.
+fn stop_clean(replayer: Served) {
+    let (status, stderr) = replayer.stop_with_stderr();
+    assert!(status.success(), "replay had misses: {stderr}");
+}
+
+/// Live, recorded and replayed 20 times (a fresh session each, from the
+/// top of the recording): the same stream, the change after its cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_reaches_the_listen_stream_after_the_call_that_caused_it() {
+    let live = Served::start(rmcp_http_server());
+    let direct = modern_session(&live.url, 100).await;
+    assert_eq!(direct["before the change"], json!([]), "{direct}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("listen.json");
+    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorded = modern_session(&recorder.url, 100).await;
+    assert!(recorder.stop().success());
+    drop(live);
+    assert_eq!(direct, recorded, "the proxy changed what the client saw");
+
+    let cassette = mcpcassette::cassette::load(&path).unwrap();
+    let trigger = cassette
+        .interactions
+        .iter()
+        .find(|i| i.label() == "tools/call test_trigger_tool_change")
+        .unwrap();
+    // While the call was in flight, or (its answer read first: the two
+    // travel on different connections) right after it.
+    let filed = serde_json::to_string(&(&trigger.during, &trigger.after)).unwrap();
+    assert!(
+        filed.contains(TOOLS_CHANGED),
+        "filed under its cause: {filed}"
+    );
+
+    let replayer = replay_server(&path);
+    for run in 0..20 {
+        let replayed = modern_session(&replayer.url, 1000 + run).await;
+        assert_eq!(
+            direct, replayed,
+            "run {run}: replay differs from the live server"
+        );
+    }
+    stop_clean(replayer);
+}
+
+/// The recording above, replayed to a legacy client: the change comes as
+/// a legacy server sends it, untagged, with the call that caused it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_client_of_a_modern_recording_gets_the_change_untagged() {
+    let live = Served::start(rmcp_http_server());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("listen.json");
+    let recorder = Served::start(record_upstream(&path, &live.url));
+    let _ = modern_session(&recorder.url, 100).await;
+    assert!(recorder.stop().success());
+    drop(live);
+
+    let replayer = replay_server(&path);
+    let mut http = Http::new(&replayer.url);
+    http.initialize().await;
+    let triggered = http
+        .send(&call(3, "test_trigger_tool_change", json!({}), false))
+        .await;
+    assert_eq!(
+        response(&triggered)["result"]["content"][0]["text"],
+        "Tool list change triggered"
+    );
+    assert!(
+        triggered.contains(&json!({"jsonrpc": "2.0", "method": TOOLS_CHANGED})),
+        "untagged, with its cause: {triggered:?}"
+    );
+    let subscribe = json!({"jsonrpc": "2.0", "id": 4, "method": "resources/subscribe",
+                           "params": {"uri": "test://static-text"}});
+    assert_eq!(response(&http.send(&subscribe).await)["result"], json!({}));
+    drop(http);
+    stop_clean(replayer);
+}
+
+/// A legacy recording (the server notified the session that changed the
+/// list) replayed to a modern client: the listen stream replay opens
+/// acknowledges what the recorded capabilities allow, and carries the
+/// change, tagged, after its cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_client_of_a_legacy_recording_gets_the_change_on_its_listen_stream() {
+    let live = Served::start(rmcp_http_server());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("legacy.json");
+    let recorder = Served::start(record_upstream(&path, &live.url));
+    let mut http = Http::new(&recorder.url);
+    http.initialize().await;
+    assert!(http.session.is_some(), "a legacy session");
+    let mut session_stream = http.get_stream().await;
+    let echoed = http
+        .send(&call(2, "echo", json!({"message": "hi"}), false))
+        .await;
+    assert_eq!(
+        response(&echoed)["result"]["content"][0]["text"],
+        "Echo: hi"
+    );
+    let triggered = http
+        .send(&call(3, "test_trigger_tool_change", json!({}), false))
+        .await;
+    let on_session = session_stream.next(PATIENCE).await;
+    assert!(
+        triggered
+            .iter()
+            .chain(&on_session)
+            .any(|m| m["method"] == TOOLS_CHANGED),
+        "the live legacy server notified its session: {triggered:?} {on_session:?}"
+    );
+    drop((http, session_stream));
+    assert!(recorder.stop().success());
+    drop(live);
+    let cassette = mcpcassette::cassette::load(&path).unwrap();
+    assert_eq!(cassette.protocol.era, mcpcassette::protocol::Era::Legacy);
+
+    let replayer = replay_server(&path);
+    let http = Http::new(&replayer.url);
+    let (status, mut stream) = http
+        .open(&listen(
+            77,
+            json!({"toolsListChanged": true, "resourcesListChanged": true}),
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let ack = stream.next(PATIENCE).await.expect("the acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(*tag(&ack), json!(77));
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "narrowed to what the recorded server declared"
+    );
+    let echoed = http
+        .send(&call(2, "echo", json!({"message": "hi"}), true))
+        .await;
+    assert_eq!(
+        response(&echoed)["result"]["content"][0]["text"],
+        "Echo: hi"
+    );
+    assert_eq!(stream.next(QUIET).await, None, "nothing before the cause");
+    let triggered = http
+        .send(&call(3, "test_trigger_tool_change", json!({}), true))
+        .await;
+    assert_eq!(response(&triggered)["result"]["resultType"], "complete");
+    assert!(
+        triggered.iter().all(|m| m["method"] != TOOLS_CHANGED),
+        "a modern server sends changes on listen streams only: {triggered:?}"
+    );
+    let changed = stream.next(PATIENCE).await.expect("the change");
+    assert_eq!(changed["method"], TOOLS_CHANGED);
+    assert_eq!(*tag(&changed), json!(77));
+    drop(stream);
+    stop_clean(replayer);
+}
