@@ -20,9 +20,17 @@
 //!   sealed with a SHA-256 tag over a fixed key so that a tampered state is
 //!   rejected.
 //!
+//! - the tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`, 2026-07-28)
+//!   with the conformance fixtures `greet` (sync), `slow_compute`,
+//!   `failing_job`, `protocol_error_job`, `confirm_delete` and
+//!   `test_tool_with_task`, run by rmcp's `TaskManager`;
+//! - `subscriptions/listen` streams, notified by `test_trigger_tool_change`
+//!   and `test_trigger_prompt_change` (a legacy session that calls them is
+//!   notified too).
+//!
 //! Output is deterministic: no clocks, no random values in any result (rmcp's
-//! own session ids and SSE event ids aside), so a replayed session can be
-//! compared with a live one.
+//! own session ids, SSE event ids, task ids and task timestamps aside), so a
+//! replayed session can be compared with a live one.
 
 #![allow(deprecated)] // logging, sampling and resources/subscribe are legacy-only APIs
 
@@ -38,6 +46,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use rmcp::model::*;
 use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSink};
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -155,6 +164,28 @@ fn answer<'a>(responses: Option<&'a InputResponses>, key: &str) -> Option<&'a Js
         .and_then(Value::as_object)
 }
 
+/// What `slow_compute` answers.
+fn computed(args: &JsonObject) -> String {
+    let label = args.get("label").and_then(Value::as_str).unwrap_or("job");
+    format!("Computed {label}")
+}
+
+/// -32021 naming the tasks extension, for a task tool or task method the
+/// request's client did not declare it for.
+fn tasks_required() -> ErrorData {
+    ErrorData::missing_required_client_capability(
+        ClientCapabilities::builder().enable_tasks().build(),
+    )
+}
+
+fn declares_tasks(cx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    if cx.client_capabilities().is_some_and(|c| c.supports_tasks()) {
+        Ok(())
+    } else {
+        Err(tasks_required())
+    }
+}
+
 fn content_str<'a>(response: &'a JsonObject, field: &str) -> Option<&'a str> {
     response.get("content")?.get(field)?.as_str()
 }
@@ -166,6 +197,8 @@ struct Demo {
     /// Open `subscriptions/listen` streams (2026-07-28).
     listeners: Arc<Mutex<HashMap<u64, SubscriptionSink>>>,
     next_listener: Arc<AtomicU64>,
+    /// Tasks (SEP-2663) the task tools created, shared by every request.
+    tasks: TaskManager,
 }
 
 impl Demo {
@@ -305,7 +338,161 @@ impl Demo {
                 .into_iter()
                 .map(|(name, description)| Tool::new(name, description, no_arguments())),
         );
+        tools.extend(Self::task_tools());
         tools
+    }
+
+    /// The tasks extension's conformance fixtures.
+    fn task_tools() -> Vec<Tool> {
+        let with = |properties: Value| object(json!({"type": "object", "properties": properties}));
+        vec![
+            Tool::new(
+                "greet",
+                "Greets by name, synchronously",
+                with(json!({"name": {"type": "string"}})),
+            ),
+            Tool::new(
+                "slow_compute",
+                "Runs as a task for `seconds` seconds (cancellable)",
+                with(json!({"seconds": {"type": "number"}, "label": {"type": "string"}})),
+            ),
+            Tool::new(
+                "failing_job",
+                "A task (required) whose tool reports an error after a second",
+                no_arguments(),
+            ),
+            Tool::new(
+                "protocol_error_job",
+                "A task (required) that fails with a protocol error",
+                no_arguments(),
+            ),
+            Tool::new(
+                "confirm_delete",
+                "A task (required) that asks the client to confirm",
+                with(json!({"filename": {"type": "string"}})),
+            ),
+            Tool::new(
+                "test_tool_with_task",
+                "Asks for a name (input_required), then runs as a task (required)",
+                no_arguments(),
+            ),
+        ]
+    }
+
+    /// The task tools: a task when the request declares the tasks
+    /// extension; without it `slow_compute` runs synchronously and the
+    /// others, which require a task, are refused with -32021. `None` for
+    /// any other tool.
+    async fn call_task_tool(
+        &self,
+        request: &CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let args = request.arguments.clone().unwrap_or_default();
+        let declared = cx.client_capabilities().is_some_and(|c| c.supports_tasks());
+        let name = request.name.as_ref();
+        if ![
+            "slow_compute",
+            "failing_job",
+            "protocol_error_job",
+            "confirm_delete",
+            "test_tool_with_task",
+        ]
+        .contains(&name)
+        {
+            return None;
+        }
+        if !declared {
+            if name == "slow_compute" {
+                let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+                tokio::time::sleep(Duration::from_secs_f64(seconds.clamp(0.0, 60.0))).await;
+                return Some(Ok(text(computed(&args)).into()));
+            }
+            return Some(Err(tasks_required()));
+        }
+        let options = TaskOptions::new().with_poll_interval_ms(200);
+        let task = match name {
+            "slow_compute" => {
+                let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+                self.tasks.spawn(options, move |ctx| {
+                    Box::pin(async move {
+                        tokio::select! {
+                            () = ctx.cancelled() => Err(TaskExit::Cancelled),
+                            () = tokio::time::sleep(Duration::from_secs_f64(seconds.clamp(0.0, 60.0))) => {
+                                Ok(text(computed(&args)))
+                            }
+                        }
+                    })
+                })
+            }
+            "failing_job" => self.tasks.spawn(options, |_| {
+                Box::pin(async {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    Ok(CallToolResult::error(vec![ContentBlock::text(
+                        "The job failed",
+                    )]))
+                })
+            }),
+            "protocol_error_job" => self.tasks.spawn(options, |_| {
+                Box::pin(async {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    Err(TaskExit::Error(ErrorData::internal_error(
+                        "The job crashed",
+                        None,
+                    )))
+                })
+            }),
+            "confirm_delete" => {
+                let filename = args
+                    .get("filename")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the file")
+                    .to_owned();
+                self.tasks.spawn(options, move |ctx| {
+                    Box::pin(async move {
+                        let question = elicit(
+                            &format!("Delete {filename}?"),
+                            json!({"confirm": {"type": "boolean"}}),
+                            json!(["confirm"]),
+                        );
+                        let answer = tokio::select! {
+                            () = ctx.cancelled() => return Err(TaskExit::Cancelled),
+                            answer = ctx.request_input("confirm", question) => answer?,
+                        };
+                        let confirmed =
+                            answer.pointer("/content/confirm") == Some(&Value::Bool(true));
+                        Ok(text(if confirmed {
+                            format!("Deleted {filename}")
+                        } else {
+                            format!("Kept {filename}")
+                        }))
+                    })
+                })
+            }
+            _ => {
+                // test_tool_with_task: the name first (SEP-2322), then a task.
+                let Some(answer) = answer(request.input_responses.as_ref(), "user_name") else {
+                    let ask_name = elicit(
+                        "What is your name?",
+                        json!({"name": {"type": "string"}}),
+                        json!(["name"]),
+                    );
+                    return Some(Ok(InputRequiredResult::from_input_requests(ask([(
+                        "user_name",
+                        ask_name,
+                    )]))
+                    .into()));
+                };
+                let greeting = format!(
+                    "Hello, {}!",
+                    content_str(answer, "name").unwrap_or("friend")
+                );
+                self.tasks.spawn(options, move |_| {
+                    Box::pin(async move { Ok(text(greeting)) })
+                })
+            }
+        };
+        Some(Ok(CallToolResponse::Task(CreateTaskResult::new(task))))
     }
 
     /// The SEP-2322 tools: `input_required` until the client retries with the
@@ -491,6 +678,7 @@ impl ServerHandler for Demo {
                 .enable_resources_subscribe()
                 .enable_logging()
                 .enable_completions()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("mcpcassette-rmcp-http-server", "0.1.0"))
@@ -513,6 +701,34 @@ impl ServerHandler for Demo {
         context.cancelled().await;
         self.listeners.lock().await.remove(&key);
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        declares_tasks(&cx)?;
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        declares_tasks(&cx)?;
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        declares_tasks(&cx)?;
+        self.tasks.cancel_task(&request.task_id)
     }
 
     async fn set_level(
@@ -560,6 +776,9 @@ impl ServerHandler for Demo {
         if request.name.starts_with("test_input_required_result_") {
             return self.call_input_required(&request, &cx.meta);
         }
+        if let Some(answer) = self.call_task_tool(&request, &cx).await {
+            return answer;
+        }
         let args = request.arguments.clone().unwrap_or_default();
         let result = match request.name.as_ref() {
             "echo" => {
@@ -580,6 +799,10 @@ impl ServerHandler for Demo {
                 result.structured_content = Some(json!({"sum": sum}));
                 result
             }
+            "greet" => text(format!(
+                "Hello, {}!",
+                args.get("name").and_then(Value::as_str).unwrap_or("World")
+            )),
             "test_custom_header" => text(
                 args.get("value")
                     .and_then(Value::as_str)

@@ -13,6 +13,25 @@ use crate::protocol::{self, Era};
 /// from their first recording every time, `ping` always.
 pub(crate) const OUT_OF_ORDER_METHODS: [&str; 3] = ["initialize", "server/discover", "ping"];
 
+/// Polls of a task's state (`tasks/get` in 2025-11-25's experimental tasks
+/// and the 2026-07-28 tasks extension, and 2025-11-25's `tasks/list`): a
+/// client polls at its own pace, so a replay may see more or fewer of them
+/// than were recorded. They are answered by content outside the order,
+/// from the recorded sequence in order, and then the last recorded answer
+/// (the final status) again, whatever `on_exhausted` says; and the polls a
+/// client did not need count as used once any of the same poll was.
+pub(crate) const POLL_METHODS: [&str; 2] = ["tasks/get", "tasks/list"];
+
+/// Whether the interaction or request method is a poll ([`POLL_METHODS`]).
+fn is_poll(method: &str) -> bool {
+    POLL_METHODS.contains(&method)
+}
+
+/// The task a request names (`params.taskId`).
+fn task_id(request: &Value) -> Option<&str> {
+    request.pointer("/params/taskId")?.as_str()
+}
+
 /// How a request is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
@@ -64,6 +83,10 @@ pub struct Matcher {
     /// Whether the cassette is of the modern era, where the protocol version
     /// a request declares in `_meta` decides the answer.
     modern: bool,
+    /// Per task id, the latest recorded position of a request that changed
+    /// the task (`tasks/cancel`, `tasks/update`) and was answered: polls
+    /// recorded before it describe a state the task has left.
+    task_changes: HashMap<String, usize>,
 }
 
 impl Matcher {
@@ -91,7 +114,9 @@ impl Matcher {
             );
             table.entry(key).or_default().push(position);
             keys.push(key);
-            if kind == MessageKind::Request && !OUT_OF_ORDER_METHODS.contains(&interaction.method())
+            if kind == MessageKind::Request
+                && !OUT_OF_ORDER_METHODS.contains(&interaction.method())
+                && !is_poll(interaction.method())
             {
                 order.push(position);
             }
@@ -108,6 +133,7 @@ impl Matcher {
             used: vec![0; count],
             case_uses,
             modern,
+            task_changes: HashMap::new(),
         }
     }
 
@@ -135,19 +161,31 @@ impl Matcher {
         let method = crate::jsonrpc::method(request).unwrap_or_default();
         // Handshakes and `ping` are answered outside the order: by content,
         // whatever the strategy, so their recordings count as used.
-        let in_order =
-            self.rules.strategy != Strategy::Keyed && !OUT_OF_ORDER_METHODS.contains(&method);
+        let poll = is_poll(method);
+        let in_order = self.rules.strategy != Strategy::Keyed
+            && !OUT_OF_ORDER_METHODS.contains(&method)
+            && !poll;
+        if poll {
+            self.skip_stale_polls(request, key);
+        }
         let refusal = if in_order {
             self.in_order(cassette, request, key)
         } else {
             self.by_content(key)
         };
         let refusal = match refusal {
-            Ok(position) => return Ok(self.use_recorded(position, Answer::Recorded)),
+            Ok(position) => {
+                if !poll && let Some(task) = task_id(request) {
+                    let change = self.task_changes.entry(task.to_owned()).or_default();
+                    *change = (*change).max(position);
+                }
+                return Ok(self.use_recorded(position, Answer::Recorded));
+            }
             Err(refusal) => refusal,
         };
-        if let (Refusal::Exhausted { .. }, OnExhausted::RepeatLast) =
-            (refusal, self.rules.on_exhausted)
+        let repeat = poll || self.rules.on_exhausted == OnExhausted::RepeatLast;
+        if matches!(refusal, Refusal::Exhausted { .. })
+            && repeat
             && let Some(last) = self.last_taken(cassette, request, key, in_order)
         {
             return Ok(self.use_recorded(last, Answer::Repeated));
@@ -164,6 +202,22 @@ impl Matcher {
     fn use_recorded(&mut self, position: usize, answer: fn(usize) -> Answer) -> Answer {
         self.used[position] += 1;
         answer(position)
+    }
+
+    /// Moves past the recorded polls of a task that came before the latest
+    /// change to it a client made: after a `tasks/cancel`, a slower client
+    /// gets the states recorded after the cancel, not those before it.
+    fn skip_stale_polls(&mut self, request: &Value, key: Key) {
+        let Some(&change) = task_id(request).and_then(|task| self.task_changes.get(task)) else {
+            return;
+        };
+        let Some(positions) = self.by_key.get(&key) else {
+            return;
+        };
+        let taken = self.taken.entry(key).or_default();
+        while positions.get(*taken).is_some_and(|&p| p < change) {
+            *taken += 1;
+        }
     }
 
     /// `keyed`: the next unused interaction with this key.
@@ -301,9 +355,18 @@ impl Matcher {
                     .any(|(i, &n)| n > 0 && i.method() == *m)
             })
             .collect();
+        let polled = |p: usize| {
+            is_poll(cassette.interactions[p].method())
+                && self
+                    .by_key
+                    .get(&self.keys[p])
+                    .is_some_and(|same| same.iter().any(|&q| self.used[q] > 0))
+        };
         (0..self.used.len())
             .filter(|&p| {
-                self.used[p] == 0 && !answered_outside.contains(&cassette.interactions[p].method())
+                self.used[p] == 0
+                    && !answered_outside.contains(&cassette.interactions[p].method())
+                    && !polled(p)
             })
             .collect()
     }

@@ -50,6 +50,12 @@ const LIST_CHANGED: [(&str, &str); 3] = [
 /// `notifications/resources/updated`, filtered by URI.
 const UPDATED: &str = "notifications/resources/updated";
 
+/// The tasks extension's status notification (2026-07-28), which a server
+/// may send on a listen stream; it has no legacy counterpart that replay
+/// could translate it to (2025-11-25's `notifications/tasks/status` belongs
+/// to other task methods).
+const TASK_STATUS: &str = "notifications/tasks";
+
 /// Whether `notification` may need routing: cheap, so that every other
 /// notification goes straight out without taking the engine's lock.
 pub(crate) fn concerns(notification: &Value) -> bool {
@@ -57,6 +63,7 @@ pub(crate) fn concerns(notification: &Value) -> bool {
         Some(method) => {
             method == ACKNOWLEDGED
                 || method == UPDATED
+                || method == TASK_STATUS
                 || LIST_CHANGED.iter().any(|(name, _)| *name == method)
         }
         None => false,
@@ -267,7 +274,7 @@ impl Listeners {
     /// A modern recording's notification, as a legacy server sends it.
     fn to_legacy(&self, notification: &Value) -> Route {
         let method = jsonrpc::method(notification).unwrap_or_default();
-        if method == ACKNOWLEDGED {
+        if method == ACKNOWLEDGED || method == TASK_STATUS {
             return Route::Dropped;
         }
         if method == UPDATED && !uri(notification).is_some_and(|u| self.subscribed.contains(u)) {

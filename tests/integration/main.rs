@@ -36,6 +36,7 @@ mod session;
 mod stub_interop;
 mod subscriptions;
 mod support;
+mod tasks;
 mod testkit;
 mod torture;
 mod tsdk_progress;

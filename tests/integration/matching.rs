@@ -259,6 +259,125 @@ fn repeat_last_answers_again_when_a_key_runs_out() {
     assert_eq!(call(&mut peer, a)["error"]["code"], -32001);
 }
 
+/// A task recorded as: created, polled twice (working), cancelled, polled
+/// twice (working, then cancelled). Each `tasks/get` answers with the
+/// task's status as a text-free result.
+fn task_cassette(dir: &Path) -> PathBuf {
+    let mut builder = Builder::new(
+        "2026-01-01T00:00:00Z".into(),
+        Transport::Stdio {
+            command: vec!["server".into()],
+            cwd: None,
+        },
+    );
+    let get = json!({"taskId": "t1"});
+    let exchanges = [
+        (
+            "tools/call",
+            json!({"name": "slow"}),
+            json!({"taskId": "t1", "status": "working"}),
+        ),
+        (
+            "tasks/get",
+            get.clone(),
+            json!({"taskId": "t1", "status": "working", "n": 1}),
+        ),
+        (
+            "tasks/get",
+            get.clone(),
+            json!({"taskId": "t1", "status": "working", "n": 2}),
+        ),
+        ("tasks/cancel", get.clone(), json!({})),
+        (
+            "tasks/get",
+            get.clone(),
+            json!({"taskId": "t1", "status": "working", "n": 3}),
+        ),
+        (
+            "tasks/get",
+            get.clone(),
+            json!({"taskId": "t1", "status": "cancelled"}),
+        ),
+    ];
+    for (id, (method, params, result)) in exchanges.into_iter().enumerate() {
+        builder.observe(
+            Direction::ClientToServer,
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        builder.observe(
+            Direction::ServerToClient,
+            json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        );
+    }
+    let path = dir.join("task.json");
+    cassette::save(&path, &builder.finish()).unwrap();
+    path
+}
+
+/// Polls of a task answer from the recorded sequence in order, then repeat
+/// the final status, whatever the strategy; after a `tasks/cancel` a
+/// slower client skips the states recorded before it; and the polls it
+/// did not need are not unused.
+#[test]
+fn task_polls_follow_the_recorded_states_at_the_clients_pace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = task_cassette(dir.path());
+    let get = json!({"taskId": "t1"});
+    let state = |response: &Value| {
+        let result = &response["result"];
+        format!(
+            "{}{}",
+            result["status"].as_str().unwrap_or("?"),
+            result["n"]
+        )
+    };
+    for strategy in ["keyed", "sequential", "strict"] {
+        // Faster: three polls before the cancel, four after.
+        let mut peer = replay_with(&path, &["--strategy", strategy, "--fail-on-unused"]);
+        peer.request("tools/call", json!({"name": "slow"}));
+        let before: Vec<String> = (0..3)
+            .map(|_| state(&peer.request("tasks/get", get.clone()).response))
+            .collect();
+        peer.request("tasks/cancel", get.clone());
+        let after: Vec<String> = (0..4)
+            .map(|_| state(&peer.request("tasks/get", get.clone()).response))
+            .collect();
+        assert_eq!(before, ["working1", "working2", "working3"], "{strategy}");
+        assert_eq!(
+            after,
+            [
+                "cancellednull",
+                "cancellednull",
+                "cancellednull",
+                "cancellednull"
+            ],
+            "{strategy}"
+        );
+        let (status, stderr) = peer.finish();
+        assert!(status.success(), "{strategy}: {stderr}");
+
+        // Slower: one poll before the cancel, two after.
+        let mut peer = replay_with(&path, &["--strategy", strategy, "--fail-on-unused"]);
+        peer.request("tools/call", json!({"name": "slow"}));
+        let first = state(&peer.request("tasks/get", get.clone()).response);
+        peer.request("tasks/cancel", get.clone());
+        let after: Vec<String> = (0..2)
+            .map(|_| state(&peer.request("tasks/get", get.clone()).response))
+            .collect();
+        assert_eq!(first, "working1", "{strategy}");
+        assert_eq!(
+            after,
+            ["working3", "cancellednull"],
+            "{strategy}: not the stale working2"
+        );
+        let (status, stderr) = peer.finish();
+        assert!(
+            status.success(),
+            "{strategy}: skipped polls are not unused: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn unused_interactions_are_listed_and_can_fail_the_run() {
     let dir = tempfile::tempdir().unwrap();
