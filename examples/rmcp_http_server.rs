@@ -22,7 +22,7 @@
 //!
 //! - the tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`, 2026-07-28)
 //!   with the conformance fixtures `greet` (sync), `slow_compute`,
-//!   `failing_job`, `protocol_error_job`, `confirm_delete` and
+//!   `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input` and
 //!   `test_tool_with_task`, run by rmcp's `TaskManager`;
 //! - `subscriptions/listen` streams, notified by `test_trigger_tool_change`
 //!   and `test_trigger_prompt_change` (a legacy session that calls them is
@@ -372,6 +372,11 @@ impl Demo {
                 with(json!({"filename": {"type": "string"}})),
             ),
             Tool::new(
+                "multi_input",
+                "A task (required) that asks two questions at once",
+                no_arguments(),
+            ),
+            Tool::new(
                 "test_tool_with_task",
                 "Asks for a name (input_required), then runs as a task (required)",
                 no_arguments(),
@@ -396,6 +401,7 @@ impl Demo {
             "failing_job",
             "protocol_error_job",
             "confirm_delete",
+            "multi_input",
             "test_tool_with_task",
         ]
         .contains(&name)
@@ -469,6 +475,39 @@ impl Demo {
                     })
                 })
             }
+            "multi_input" => self.tasks.spawn(options, |ctx| {
+                Box::pin(async move {
+                    let question = |what: &str| {
+                        elicit(
+                            what,
+                            json!({"answer": {"type": "string"}}),
+                            json!(["answer"]),
+                        )
+                    };
+                    let (first, second) = tokio::select! {
+                        () = ctx.cancelled() => return Err(TaskExit::Cancelled),
+                        answers = async {
+                            tokio::join!(
+                                ctx.request_input("first", question("First question?")),
+                                ctx.request_input("second", question("Second question?")),
+                            )
+                        } => answers,
+                    };
+                    let (first, second) = (first?, second?);
+                    let said = |answer: &Value| {
+                        answer
+                            .pointer("/content/answer")
+                            .and_then(Value::as_str)
+                            .unwrap_or("-")
+                            .to_owned()
+                    };
+                    Ok(text(format!(
+                        "Answers: {}, {}",
+                        said(&first),
+                        said(&second)
+                    )))
+                })
+            }),
             _ => {
                 // test_tool_with_task: the name first (SEP-2322), then a task.
                 let Some(answer) = answer(request.input_responses.as_ref(), "user_name") else {

@@ -104,6 +104,9 @@ pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion
 /// The `_meta` key under which a modern server names itself.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
+/// The `_meta` key of the capabilities a 2026-07-28 request declares.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
 /// Which generation of the protocol a session speaks.
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -27,6 +27,30 @@ fn is_poll(method: &str) -> bool {
     POLL_METHODS.contains(&method)
 }
 
+/// The capabilities a modern request declares in `_meta` (the names of the
+/// top-level ones and of its extensions), hashed; `None` when it declares
+/// none.
+fn declaration(request: &Value) -> Option<u64> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let declared = request
+        .pointer("/params/_meta")?
+        .get(protocol::META_CLIENT_CAPABILITIES)?
+        .as_object()?;
+    let mut names: Vec<String> = Vec::new();
+    for (name, value) in declared {
+        match (name.as_str(), value.as_object()) {
+            ("extensions", Some(extensions)) => {
+                names.extend(extensions.keys().map(|e| format!("extensions/{e}")));
+            }
+            _ => names.push(name.clone()),
+        }
+    }
+    names.sort();
+    let mut hasher = DefaultHasher::new();
+    names.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
 /// The task a request names (`params.taskId`).
 fn task_id(request: &Value) -> Option<&str> {
     request.pointer("/params/taskId")?.as_str()
@@ -73,6 +97,16 @@ pub struct Matcher {
     notifications: HashMap<Key, Vec<usize>>,
     /// How many answers each key has handed out.
     taken: HashMap<Key, usize>,
+    /// Modern era: the capabilities each recorded request declared in
+    /// `_meta` (their names, hashed), and request positions by key and
+    /// declaration, with how many of each were handed out. A server's
+    /// answer may depend on them (a task only for a client that declared
+    /// the tasks extension; -32021 for one that did not), so among
+    /// recordings of the same request the one that declared what the live
+    /// request declares answers first; matching itself leaves `_meta` out,
+    /// so a client that declares otherwise is still answered.
+    declared: Vec<Option<u64>>,
+    by_declaration: HashMap<(Key, u64), (Vec<usize>, usize)>,
     /// Requests in recorded order (for `sequential` and `strict`).
     order: Vec<usize>,
     cursor: usize,
@@ -122,6 +156,21 @@ impl Matcher {
             }
         }
         let case_uses = vec![0; rules.cases.len()];
+        let declared: Vec<Option<u64>> = cassette
+            .interactions
+            .iter()
+            .map(|i| i.request().filter(|_| modern).and_then(declaration))
+            .collect();
+        let mut by_declaration: HashMap<(Key, u64), (Vec<usize>, usize)> = HashMap::new();
+        for (position, signature) in declared.iter().enumerate() {
+            if let Some(signature) = signature {
+                by_declaration
+                    .entry((keys[position], *signature))
+                    .or_default()
+                    .0
+                    .push(position);
+            }
+        }
         Matcher {
             rules,
             keys,
@@ -134,6 +183,8 @@ impl Matcher {
             case_uses,
             modern,
             task_changes: HashMap::new(),
+            declared,
+            by_declaration,
         }
     }
 
@@ -171,7 +222,7 @@ impl Matcher {
         let refusal = if in_order {
             self.in_order(cassette, request, key)
         } else {
-            self.by_content(key)
+            self.by_content(key, declaration(request))
         };
         let refusal = match refusal {
             Ok(position) => {
@@ -220,16 +271,34 @@ impl Matcher {
         }
     }
 
-    /// `keyed`: the next unused interaction with this key.
-    fn by_content(&mut self, key: Key) -> Result<usize, Refusal> {
+    /// `keyed`: the next unused interaction with this key, preferring one
+    /// whose request declared the capabilities `declared` (see
+    /// [`Matcher::declared`]).
+    fn by_content(&mut self, key: Key, declared: Option<u64>) -> Result<usize, Refusal> {
         let positions = self.by_key.get(&key).ok_or(Refusal::Missing)?;
+        let used = &self.used;
         let taken = self.taken.entry(key).or_default();
-        match positions.get(*taken) {
-            Some(&position) => {
+        while positions.get(*taken).is_some_and(|&p| used[p] > 0) {
+            *taken += 1;
+        }
+        let Some(&first) = positions.get(*taken) else {
+            return Err(Refusal::Exhausted { answered: *taken });
+        };
+        let twin = declared
+            .filter(|&signature| self.declared[first] != Some(signature))
+            .and_then(|signature| self.by_declaration.get_mut(&(key, signature)))
+            .and_then(|(same, next)| {
+                while same.get(*next).is_some_and(|&p| used[p] > 0) {
+                    *next += 1;
+                }
+                same.get(*next).copied()
+            });
+        match twin {
+            Some(position) => Ok(position),
+            None => {
                 *taken += 1;
-                Ok(position)
+                Ok(first)
             }
-            None => Err(Refusal::Exhausted { answered: *taken }),
         }
     }
 

@@ -691,10 +691,16 @@ impl Engine {
     fn start(self: &Arc<Self>, position: usize, live: Value, sink: &Sink, tasks: &mut JoinSet<()>) {
         let interaction = &self.cassette.interactions[position];
         // A listen stream is open until the client closes it: recorded
-        // without a response is how it ends, not a lost answer.
+        // without a response is how it ends, not a lost answer. Nor is an
+        // HTTP refusal (a 403 page for a foreign origin): that is the answer.
         let stream = interaction.method() == "subscriptions/listen";
+        let refused = interaction
+            .http
+            .as_ref()
+            .is_some_and(|http| http.status >= 400 || http.body.is_some());
         if interaction.response.is_none()
             && !stream
+            && !refused
             && let Some(id) = interaction.request().and(jsonrpc::id(&live))
         {
             self.state().unanswered.insert(
