@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::Rules;
 use super::format::{
-    Cassette, ClientMessage, Event, FORMAT_VERSION, HttpExchange, Interaction, ProtocolInfo,
-    ServerIdentity, Transport,
+    Cassette, ClientMessage, Event, EventRef, FORMAT_VERSION, HttpExchange, Interaction,
+    ProtocolInfo, ServerIdentity, Transport,
 };
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::{self, Era};
@@ -67,6 +67,8 @@ pub struct Builder {
     server_requests: HashMap<String, Place>,
     /// The most recent client message.
     last_client: Option<usize>,
+    /// Where the last server message was filed, when under an interaction.
+    last_filed: Option<(usize, EventRef)>,
     /// When each client message was seen, for timed observations.
     client_at: Vec<Option<Duration>>,
     /// When the message being filed was seen, if it was timed.
@@ -120,6 +122,7 @@ impl Builder {
             progress: HashMap::new(),
             server_requests: HashMap::new(),
             last_client: None,
+            last_filed: None,
             client_at: Vec::new(),
             now: None,
         }
@@ -135,6 +138,14 @@ impl Builder {
     /// interaction a client message opened.
     pub fn next_interaction(&self) -> usize {
         self.interactions.len()
+    }
+
+    /// Where the last server notification or request was filed: which
+    /// interaction, and which of its messages (`None` for one filed before
+    /// any client message). The HTTP recorder notes there that it came on
+    /// the GET stream.
+    pub fn last_filed(&self) -> Option<(usize, EventRef)> {
+        self.last_filed
     }
 
     /// The HTTP exchange of interaction `index`, created empty on first
@@ -376,6 +387,11 @@ impl Builder {
     }
 
     fn file(&mut self, place: Place, event: Event) -> Place {
+        self.last_filed = match place {
+            Place::Opening(_) => None,
+            Place::During(n, i) => Some((n, EventRef::During(i))),
+            Place::After(n, i) => Some((n, EventRef::After(i))),
+        };
         match place {
             Place::Opening(_) => self.opening.push(event),
             Place::During(n, _) => {

@@ -123,6 +123,10 @@ pub struct HttpEndpointBehaviour {
     /// Status of `DELETE` (ending a session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_status: Option<u16>,
+    /// The priming event the server opened its GET stream with (an id,
+    /// often a `retry:`, no data), which a client resumes after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_priming: Option<SseFrame>,
 }
 
 impl HttpEndpointBehaviour {
@@ -164,6 +168,34 @@ pub struct HttpExchange {
     /// Milliseconds from the request to each SSE event, for `--pace recorded`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delays_ms: Vec<u64>,
+    /// The interaction's server messages that travelled on the session's
+    /// GET stream rather than in the answer to the POST, each with its SSE
+    /// framing there; replay sends them down the GET stream the same way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub get_stream: Vec<StreamedEvent>,
+}
+
+/// One server message of an interaction that travelled on the session's
+/// GET stream: which one (`{"during": 0}` or `{"after": 1}`) and the SSE
+/// framing it came with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamedEvent {
+    /// Which of the interaction's server messages it is.
+    #[serde(flatten)]
+    pub event: EventRef,
+    /// Its SSE framing on the GET stream.
+    #[serde(flatten)]
+    pub frame: SseFrame,
+}
+
+/// One of an interaction's server messages, by list and position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventRef {
+    /// `during[i]`.
+    During(usize),
+    /// `after[i]`.
+    After(usize),
 }
 
 /// The circumstances of an HTTP request that decide how a server answers

@@ -14,7 +14,10 @@ pub use format::{
     Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,
     Transport,
 };
-pub use format::{HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame};
+pub use format::{
+    EventRef, HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame,
+    StreamedEvent,
+};
 pub use resolve::ResolveError;
 pub use rules::{
     KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::Rules;
 use super::builder::{Builder, Direction};
 use super::error::CassetteError;
-use super::format::{Cassette, FORMAT_VERSION, Transport};
+use super::format::{Cassette, FORMAT_VERSION, HttpEndpointBehaviour, HttpExchange, Transport};
 
 /// The journal that sits beside a cassette while it is being recorded.
 pub fn journal_path(cassette: &Path) -> PathBuf {
@@ -334,11 +334,16 @@ struct JournalHeader {
     rules: Rules,
 }
 
-/// Every later line: one message, as forwarded.
-#[derive(Debug, Serialize, Deserialize)]
-struct JournalEntry {
-    dir: Direction,
-    msg: Value,
+/// Every later line: one message, as forwarded; or, in an HTTP
+/// recording, how an interaction travelled, or how the endpoint answers
+/// GET and DELETE, as they stand when written (a later line for the same
+/// interaction replaces an earlier one).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum JournalEntry {
+    Message { dir: Direction, msg: Value },
+    Exchange { http: usize, exchange: HttpExchange },
+    Behaviour { behaviour: HttpEndpointBehaviour },
 }
 
 /// An append-only log of the messages of a recording in progress. Each
@@ -413,6 +418,24 @@ impl Journal {
                 path: self.path.clone(),
                 source,
             })
+    }
+
+    /// Appends how interaction `index` travelled over HTTP, as it stands
+    /// now, so that a recovered cassette replays it as recorded.
+    pub fn append_exchange(
+        &mut self,
+        index: usize,
+        exchange: &HttpExchange,
+    ) -> Result<(), CassetteError> {
+        self.write_line(&serde_json::json!({"http": index, "exchange": exchange}))
+    }
+
+    /// Appends how the endpoint answers GET and DELETE, as it stands now.
+    pub fn append_behaviour(
+        &mut self,
+        behaviour: &HttpEndpointBehaviour,
+    ) -> Result<(), CassetteError> {
+        self.write_line(&serde_json::json!({"behaviour": behaviour}))
     }
 
     fn write_line(&mut self, value: &Value) -> Result<(), CassetteError> {
@@ -564,6 +587,7 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
     // `None` until the header is read; `Some(None)` if it was cut short.
     let mut started: Option<Option<(Builder, Rules)>> = None;
     let mut skipped = Vec::new();
+    let mut behaviour = None;
     loop {
         line.clear();
         if reader.read_until(b'\n', &mut line).map_err(read_error)? == 0 {
@@ -581,7 +605,13 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
             Some(None) => break,
         };
         match read_entry(&line) {
-            Ok(entry) => builder.observe(entry.dir, entry.msg),
+            Ok(JournalEntry::Message { dir, msg }) => builder.observe(dir, msg),
+            Ok(JournalEntry::Exchange { http, exchange }) => {
+                if let Some(recorded) = builder.http_mut(http) {
+                    *recorded = exchange;
+                }
+            }
+            Ok(JournalEntry::Behaviour { behaviour: latest }) => behaviour = Some(latest),
             Err(_) if !complete => skipped.push(SkippedLine {
                 line: number,
                 reason: SkipReason::CutShort,
@@ -597,6 +627,11 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
             let interactions = builder.completed();
             let mut recovered = builder.finish();
             recovered.rules = rules;
+            if let (Some(latest), Transport::StreamableHttp { behaviour, .. }) =
+                (behaviour, &mut recovered.transport)
+            {
+                *behaviour = latest;
+            }
             (interactions, Some(recovered))
         }
         // Killed before the header was whole: nothing was recorded.

@@ -24,7 +24,9 @@ use super::cross_era::{self, CrossEra, Translation};
 use super::report::{self, Miss};
 use super::subscriptions::{self, Listeners, Route};
 use super::upstream::Upstream;
-use crate::cassette::{Cassette, Event, HttpSituation, Interaction};
+use crate::cassette::{
+    Cassette, Event, EventRef, HttpSituation, Interaction, SseFrame, StreamedEvent,
+};
 use crate::cassette::{Rules, Strategy};
 use crate::jsonrpc::{self, Kind, codes};
 use crate::matching::{Answer, Matcher, Refusal};
@@ -648,12 +650,17 @@ impl Engine {
         }
         let tokens = Tokens::new(interaction, &retry, Translation::ToModern);
         let first_request = first_server_request(&interaction.during);
-        self.send_notifications(&interaction.during[first_request..], &tokens, sink);
+        self.send_notifications(
+            &interaction.during[first_request..],
+            Origin::During(first_request),
+            &tokens,
+            sink,
+        );
         if let Some(response) = &interaction.response {
             let response = Translation::ToModern.response(interaction.method(), response);
             sink.respond(&WithId(&response, jsonrpc::id(&retry)));
         }
-        self.send_notifications(&interaction.after, &tokens, sink);
+        self.send_notifications(&interaction.after, Origin::After(0), &tokens, sink);
     }
 
     /// Plays a recorded answer to a request; returns its position.
@@ -725,7 +732,12 @@ impl Engine {
             // is asked in an `input_required` result, and retries.
             let tokens = Tokens::new(interaction, &live, translation);
             let first_request = first_server_request(&interaction.during);
-            self.send_notifications(&interaction.during[..first_request], &tokens, sink);
+            self.send_notifications(
+                &interaction.during[..first_request],
+                Origin::During(0),
+                &tokens,
+                sink,
+            );
             let requests = cross_era::server_requests(interaction);
             let result = cross_era::input_required(&requests, position);
             let id = jsonrpc::id(&live).cloned().unwrap_or(Value::Null);
@@ -776,14 +788,20 @@ impl Engine {
     pub fn play_opening(self: &Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
         let opening = &self.cassette.opening;
         if !needs_client(opening) {
-            self.send_notifications(opening, &Tokens::NONE, sink);
+            self.send_notifications(opening, Origin::Opening, &Tokens::NONE, sink);
             return;
         }
         let engine = Arc::clone(self);
         let sink = sink.clone();
         tasks.spawn(async move {
             let _ = engine
-                .play_events(None, &engine.cassette.opening, &Tokens::NONE, &sink)
+                .play_events(
+                    None,
+                    &engine.cassette.opening,
+                    Origin::Opening,
+                    &Tokens::NONE,
+                    &sink,
+                )
                 .await;
         });
     }
@@ -950,7 +968,11 @@ impl Engine {
         let mut unread = false;
         for (index, event) in interaction.during.iter().enumerate() {
             timing.wait(index).await;
-            match self.play_event(Some(position), event, &tokens, sink).await {
+            let at = Some(EventRef::During(index));
+            match self
+                .play_event(Some(position), event, at, &tokens, sink)
+                .await
+            {
                 Ok(Played::Notified) => unread = true,
                 Ok(Played::Dropped) => {}
                 Ok(Played::Answered) => unread = false,
@@ -972,7 +994,13 @@ impl Engine {
             sink.respond(&WithId(&response, jsonrpc::id(live)));
         }
         let _ = self
-            .play_events(Some(position), &interaction.after, &tokens, sink)
+            .play_events(
+                Some(position),
+                &interaction.after,
+                Origin::After(0),
+                &tokens,
+                sink,
+            )
             .await;
     }
 
@@ -988,7 +1016,13 @@ impl Engine {
             let interaction = &self.cassette.interactions[current];
             let tokens = Tokens::new(interaction, live, Translation::ToLegacy);
             if self
-                .play_events(Some(current), &interaction.during, &tokens, sink)
+                .play_events(
+                    Some(current),
+                    &interaction.during,
+                    Origin::During(0),
+                    &tokens,
+                    sink,
+                )
                 .await
                 .is_err()
             {
@@ -1001,7 +1035,13 @@ impl Engine {
                 let response = Translation::ToLegacy.response(interaction.method(), response);
                 sink.respond(&WithId(&response, id));
                 let _ = self
-                    .play_events(Some(current), &interaction.after, &tokens, sink)
+                    .play_events(
+                        Some(current),
+                        &interaction.after,
+                        Origin::After(0),
+                        &tokens,
+                        sink,
+                    )
                     .await;
                 return;
             }
@@ -1020,7 +1060,10 @@ impl Engine {
                     server_request,
                     client_response: recorded,
                 };
-                match self.play_event(Some(current), &event, &tokens, sink).await {
+                match self
+                    .play_event(Some(current), &event, None, &tokens, sink)
+                    .await
+                {
                     Ok(_) => {}
                     Err(Stop::ClientGone) => return,
                     Err(Stop::Refused(mismatch)) => {
@@ -1039,11 +1082,13 @@ impl Engine {
         &self,
         position: Option<usize>,
         events: &[Event],
+        origin: Origin,
         tokens: &Tokens<'_>,
         sink: &Sink,
     ) -> Result<(), Stop> {
-        for event in events {
-            self.play_event(position, event, tokens, sink).await?;
+        for (index, event) in events.iter().enumerate() {
+            self.play_event(position, event, origin.at(index), tokens, sink)
+                .await?;
         }
         Ok(())
     }
@@ -1054,6 +1099,7 @@ impl Engine {
         &self,
         position: Option<usize>,
         event: &Event,
+        at: Option<EventRef>,
         tokens: &Tokens<'_>,
         sink: &Sink,
     ) -> Result<Played, Stop> {
@@ -1061,7 +1107,7 @@ impl Engine {
             Event::Notification { notification } => {
                 let sent = tokens
                     .rewrite(notification)
-                    .is_some_and(|notification| self.notify(notification, tokens, sink));
+                    .is_some_and(|notification| self.notify(notification, at, tokens, sink));
                 Ok(if sent {
                     Played::Notified
                 } else {
@@ -1080,7 +1126,11 @@ impl Engine {
                     state.pending.insert(jsonrpc::id_key(&id.into()), tx);
                     id
                 };
-                sink.event(&WithId(server_request, Some(&id.into())));
+                let request = WithId(server_request, Some(&id.into()));
+                match tokens.streamed(at) {
+                    Some(frame) => sink.session_event(&request, frame),
+                    None => sink.event(&request),
+                }
                 let answer = rx.await.map_err(|_| Stop::ClientGone)?;
                 let live = self.masked(&answer);
                 let Some(mismatch) = AnswerMismatch::compare(
@@ -1109,7 +1159,7 @@ impl Engine {
         translation: Translation,
     ) {
         let tokens = Tokens::new(interaction, live, translation);
-        let sent = self.send_notifications(&interaction.during, &tokens, sink);
+        let sent = self.send_notifications(&interaction.during, Origin::During(0), &tokens, sink);
         if let Some(response) = &interaction.response {
             if sent > 0 {
                 sink.barrier();
@@ -1117,17 +1167,23 @@ impl Engine {
             let response = translation.response(interaction.method(), response);
             sink.respond(&WithId(&response, jsonrpc::id(live)));
         }
-        self.send_notifications(&interaction.after, &tokens, sink);
+        self.send_notifications(&interaction.after, Origin::After(0), &tokens, sink);
     }
 
     /// Sends the notifications among `events` (callers check there are no
     /// server requests); returns how many went to `sink`.
-    fn send_notifications(&self, events: &[Event], tokens: &Tokens<'_>, sink: &Sink) -> usize {
+    fn send_notifications(
+        &self,
+        events: &[Event],
+        origin: Origin,
+        tokens: &Tokens<'_>,
+        sink: &Sink,
+    ) -> usize {
         let mut sent = 0;
-        for event in events {
+        for (index, event) in events.iter().enumerate() {
             if let Event::Notification { notification } = event
                 && let Some(notification) = tokens.rewrite(notification)
-                && self.notify(notification, tokens, sink)
+                && self.notify(notification, origin.at(index), tokens, sink)
             {
                 sent += 1;
             }
@@ -1135,11 +1191,25 @@ impl Engine {
         sent
     }
 
-    /// Sends a recorded notification, rewritten for the live request, where
-    /// it goes: a change notification to the listen streams that asked for
-    /// it (see [`subscriptions`]), anything else to `sink`. Whether it went
-    /// to `sink`.
-    fn notify(&self, notification: Value, tokens: &Tokens<'_>, sink: &Sink) -> bool {
+    /// Sends a recorded notification (the message `at` of its interaction),
+    /// rewritten for the live request, where it goes: down the session's
+    /// GET stream when it travelled there, framed as it was; a change
+    /// notification to the listen streams that asked for it (see
+    /// [`subscriptions`]); anything else to `sink`. Whether it went to
+    /// `sink`.
+    fn notify(
+        &self,
+        notification: Value,
+        at: Option<EventRef>,
+        tokens: &Tokens<'_>,
+        sink: &Sink,
+    ) -> bool {
+        if let Some(frame) = tokens.streamed(at)
+            && sink.has_session()
+        {
+            sink.session_event(&notification, frame);
+            return false;
+        }
         if !subscriptions::concerns(&notification) {
             sink.event(&notification);
             return true;
@@ -1258,6 +1328,28 @@ fn era_name(era: Era) -> &'static str {
 /// answers would feed (in the range MCP leaves to implementations).
 const NO_RETRY: i64 = -32005;
 
+/// Where a run of events sits in its interaction, so that each one's
+/// place (for its GET-stream framing) is known.
+#[derive(Debug, Clone, Copy)]
+enum Origin {
+    /// `during`, from this index on.
+    During(usize),
+    /// `after`, from this index on.
+    After(usize),
+    /// Before any client message.
+    Opening,
+}
+
+impl Origin {
+    fn at(self, index: usize) -> Option<EventRef> {
+        match self {
+            Origin::During(start) => Some(EventRef::During(start + index)),
+            Origin::After(start) => Some(EventRef::After(start + index)),
+            Origin::Opening => None,
+        }
+    }
+}
+
 /// When each message of an interaction is due under `--pace recorded`.
 struct Timing<'a> {
     asked: Instant,
@@ -1299,6 +1391,8 @@ struct Tokens<'a> {
     /// How the client's answers are translated, which decides where
     /// change notifications go.
     translation: Translation,
+    /// The interaction's messages that travelled on the GET stream.
+    streamed: &'a [StreamedEvent],
 }
 
 impl<'a> Tokens<'a> {
@@ -1308,6 +1402,7 @@ impl<'a> Tokens<'a> {
         live: None,
         logs: cross_era::LogFloor::All,
         translation: Translation::None,
+        streamed: &[],
     };
 
     fn new(interaction: &'a Interaction, live: &'a Value, translation: Translation) -> Self {
@@ -1316,7 +1411,21 @@ impl<'a> Tokens<'a> {
             live: jsonrpc::progress_token(live),
             logs: cross_era::LogFloor::of(translation, live),
             translation,
+            streamed: interaction
+                .http
+                .as_ref()
+                .map_or(&[], |http| http.get_stream.as_slice()),
         }
+    }
+
+    /// The GET-stream framing of the interaction's message `at`, if it
+    /// travelled there.
+    fn streamed(&self, at: Option<EventRef>) -> Option<&'a SseFrame> {
+        let at = at?;
+        self.streamed
+            .iter()
+            .find(|streamed| streamed.event == at)
+            .map(|streamed| &streamed.frame)
     }
 
     /// Progress for the recorded token is re-addressed to the live one, or

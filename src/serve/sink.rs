@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use super::pace::Pace;
 use super::raw_ids::RawIds;
+use crate::cassette::SseFrame;
 
 /// Where the engine sends server messages for one client message, as
 /// encoded JSON (one message per `Vec`, no newline).
@@ -23,6 +24,30 @@ pub struct Sink {
     pub delivery: Delivery,
     /// Ids to write back as the client wrote them.
     ids: Arc<RawIds>,
+    /// The session's own stream (HTTP GET), for server messages recorded
+    /// there; `None` where there is none, and they go to `events`.
+    session: Option<SessionStream>,
+}
+
+/// Where a transport takes server messages that travel on the session's
+/// own stream, each with the SSE framing it was recorded with.
+#[derive(Clone)]
+pub(crate) struct SessionStream(Arc<SendToSession>);
+
+/// Takes one encoded message and its recorded framing.
+type SendToSession = dyn Fn(Vec<u8>, &SseFrame) + Send + Sync;
+
+impl SessionStream {
+    /// Messages handed to `send`.
+    pub(crate) fn new(send: impl Fn(Vec<u8>, &SseFrame) + Send + Sync + 'static) -> Self {
+        SessionStream(Arc::new(send))
+    }
+}
+
+impl std::fmt::Debug for SessionStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionStream")
+    }
 }
 
 /// What a transport asks of the engine beyond sending messages.
@@ -61,6 +86,29 @@ impl Sink {
             responses: channel,
             delivery,
             ids: Arc::default(),
+            session: None,
+        }
+    }
+
+    /// This sink, with server messages recorded on the session's own
+    /// stream going to `stream`.
+    pub(crate) fn with_session(mut self, stream: SessionStream) -> Sink {
+        self.session = Some(stream);
+        self
+    }
+
+    /// Whether the session has its own stream here.
+    pub fn has_session(&self) -> bool {
+        self.session.is_some()
+    }
+
+    /// Sends a notification or server request that was recorded on the
+    /// session's own stream, framed by `frame`: there, if this transport
+    /// has one, else like any event.
+    pub fn session_event(&self, message: &impl Serialize, frame: &SseFrame) {
+        match &self.session {
+            Some(stream) => (stream.0)(encode(message), frame),
+            None => self.event(message),
         }
     }
 
@@ -89,6 +137,7 @@ impl Sink {
             responses,
             delivery: self.delivery,
             ids: Arc::clone(&self.ids),
+            session: self.session.clone(),
         }
     }
 

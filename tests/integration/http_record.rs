@@ -751,6 +751,21 @@ async fn a_recorder_that_dies_leaves_a_journal_of_messages() {
         recorded.transport,
         Transport::StreamableHttp { .. }
     ));
+
+    // The same exchange recorded to the end: the recovered cassette keeps
+    // how it travelled, as the finished one does.
+    let finished_path = dir.path().join("finished.json");
+    let recorder = Recorder::start(Some(finished_path.clone()), fake.url()).await;
+    seen(send(Method::POST, &recorder.url("/mcp"), Some(&list), None).await).await;
+    recorder.finish().await;
+    let finished = cassette::load(&finished_path).unwrap();
+    let http = |c: &cassette::Cassette| {
+        let mut http = c.interactions[0].http.clone().expect("HTTP metadata");
+        http.delays_ms.clear();
+        http
+    };
+    assert_eq!(http(&recorded), http(&finished), "the journal kept it");
+    assert_eq!(http(&recorded).status, 200);
 }
 
 #[cfg(not(feature = "tls"))]

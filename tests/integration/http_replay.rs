@@ -737,7 +737,7 @@ fn streamable(endpoint: &str, get_status: Option<u16>) -> Transport {
         endpoint: endpoint.into(),
         behaviour: HttpEndpointBehaviour {
             get_status,
-            delete_status: None,
+            ..Default::default()
         },
     }
 }

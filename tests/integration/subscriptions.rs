@@ -44,6 +44,8 @@ struct Stream {
     body: Incoming,
     buffer: String,
     ready: std::collections::VecDeque<Value>,
+    /// Every SSE event's `id:` so far, in order (priming events too).
+    ids: Vec<String>,
 }
 
 impl Stream {
@@ -64,6 +66,9 @@ impl Stream {
             self.buffer.push_str(std::str::from_utf8(&data).unwrap());
             while let Some(end) = self.buffer.find("\n\n") {
                 let event: String = self.buffer.drain(..end + 2).collect();
+                if let Some(id) = event.lines().find_map(|line| line.strip_prefix("id:")) {
+                    self.ids.push(id.trim().to_owned());
+                }
                 let data: Vec<&str> = event
                     .lines()
                     .filter_map(|line| line.strip_prefix("data:"))
@@ -130,6 +135,7 @@ impl Http {
             body: response.into_body(),
             buffer: String::new(),
             ready: Default::default(),
+            ids: Vec::new(),
         };
         if json {
             let bytes = (&mut stream.body).collect().await.unwrap().to_bytes();
@@ -152,6 +158,11 @@ impl Http {
     /// The legacy session's GET stream, where a legacy server sends what
     /// belongs to no request.
     async fn get_stream(&self) -> Stream {
+        self.get_stream_after(None).await
+    }
+
+    /// The GET stream, resumed after `last_event_id` when given.
+    async fn get_stream_after(&self, last_event_id: Option<&str>) -> Stream {
         let mut request = Request::builder()
             .method(Method::GET)
             .uri(&self.url)
@@ -159,6 +170,9 @@ impl Http {
             .header("mcp-protocol-version", LEGACY);
         if let Some(session) = &self.session {
             request = request.header("mcp-session-id", session);
+        }
+        if let Some(last) = last_event_id {
+            request = request.header("last-event-id", last);
         }
         let response = tokio::time::timeout(
             PATIENCE,
@@ -172,6 +186,7 @@ impl Http {
             body: response.into_body(),
             buffer: String::new(),
             ready: Default::default(),
+            ids: Vec::new(),
         }
     }
 
@@ -455,5 +470,90 @@ async fn a_modern_client_of_a_legacy_recording_gets_the_change_on_its_listen_str
     assert_eq!(changed["method"], TOOLS_CHANGED);
     assert_eq!(*tag(&changed), json!(77));
     drop(stream);
+    stop_clean(replayer);
+}
+
+/// A legacy session whose server notifies it on the GET stream: recorded
+/// with the framing there, replayed down the GET stream (not in the
+/// answer to the call) with the recorded event ids after the recorded
+/// priming event, and resumable after any of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_stream_messages_replay_on_the_get_stream_as_framed() {
+    let live = Served::start(rmcp_http_server());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("legacy.json");
+    let recorder = Served::start(record_upstream(&path, &live.url));
+    let mut http = Http::new(&recorder.url);
+    http.initialize().await;
+    let mut session_stream = http.get_stream().await;
+    let triggered = http
+        .send(&call(3, "test_trigger_tool_change", json!({}), false))
+        .await;
+    assert!(
+        triggered.iter().all(|m| m["method"] != TOOLS_CHANGED),
+        "{triggered:?}"
+    );
+    let live_change = session_stream
+        .next(PATIENCE)
+        .await
+        .expect("on the GET stream");
+    assert_eq!(live_change["method"], TOOLS_CHANGED);
+    let live_ids = session_stream.ids.clone();
+    drop((http, session_stream));
+    assert!(recorder.stop().success());
+    drop(live);
+
+    let cassette = mcpcassette::cassette::load(&path).unwrap();
+    let trigger = cassette
+        .interactions
+        .iter()
+        .find(|i| i.label() == "tools/call test_trigger_tool_change")
+        .unwrap();
+    let streamed = &trigger.http.as_ref().unwrap().get_stream;
+    assert_eq!(
+        streamed.len(),
+        1,
+        "noted as a GET-stream message: {trigger:?}"
+    );
+    assert_eq!(
+        streamed[0].frame.id.as_ref(),
+        live_ids.last(),
+        "with its id"
+    );
+
+    let replayer = replay_server(&path);
+    let mut http = Http::new(&replayer.url);
+    http.initialize().await;
+    let mut session_stream = http.get_stream().await;
+    let triggered = http
+        .send(&call(3, "test_trigger_tool_change", json!({}), false))
+        .await;
+    assert_eq!(
+        response(&triggered)["result"]["content"][0]["text"],
+        "Tool list change triggered"
+    );
+    assert!(
+        triggered.iter().all(|m| m["method"] != TOOLS_CHANGED),
+        "not in the call's answer: {triggered:?}"
+    );
+    let change = session_stream
+        .next(PATIENCE)
+        .await
+        .expect("on the GET stream");
+    assert_eq!(change, live_change);
+    assert_eq!(
+        session_stream.ids, live_ids,
+        "framed as recorded (priming included)"
+    );
+    drop(session_stream);
+
+    // Resumed after the first event: what followed it, again.
+    let mut resumed = http
+        .get_stream_after(live_ids.first().map(String::as_str))
+        .await;
+    if live_ids.len() > 1 {
+        assert_eq!(resumed.next(PATIENCE).await.as_ref(), Some(&live_change));
+    }
+    drop((resumed, http));
     stop_clean(replayer);
 }

@@ -145,6 +145,7 @@ fn recording(url: &str) -> Cassette {
         behaviour: HttpEndpointBehaviour {
             get_status: Some(405),
             delete_status: Some(200),
+            ..Default::default()
         },
     };
     let mut builder = Builder::new("2026-12-01T00:00:00Z".into(), transport);

@@ -271,6 +271,10 @@ impl Proxy {
             .chain(&issued_session)
             .cloned()
             .collect();
+        tee.get_stream = is_sse
+            && sent.method == Method::GET
+            && sent.on_endpoint
+            && self.tap.post_endpoint().is_none();
         if is_sse && sent.method == Method::GET && sent.on_endpoint && self.tap.is_recording() {
             // The announced URL may be rewritten, changing the length.
             parts.headers.remove(header::CONTENT_LENGTH);

@@ -10,7 +10,7 @@ use super::super::error::RecordError;
 use crate::cassette::Rules;
 use crate::cassette::{
     self, Builder, Direction, HttpEndpointBehaviour, HttpExchange, HttpSituation, Journal,
-    Transport,
+    SseFrame, StreamedEvent, Transport,
 };
 use crate::jsonrpc::{self, Kind};
 use crate::record::Watch;
@@ -237,6 +237,41 @@ impl Tap {
         };
         if let Transport::StreamableHttp { behaviour, .. } = &mut recording.transport {
             edit(behaviour);
+            let behaviour = behaviour.clone();
+            recording.journal_with(|journal| journal.append_behaviour(&behaviour));
+        }
+    }
+
+    /// The answer to the POST that opened `indices` is over: journals how
+    /// each travelled, so that a recovered cassette keeps it.
+    pub(super) fn answered(&self, indices: &[usize]) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        for &index in indices {
+            recording.journal_exchange(index);
+        }
+    }
+
+    /// Files server messages that came on the session's GET stream with
+    /// the SSE frame that carried them there, noting on the interaction
+    /// each was filed under that it travelled so.
+    pub(super) fn stream_event(&self, messages: Vec<Value>, frame: &SseFrame) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        for message in messages {
+            recording.observe(Direction::ServerToClient, message);
+            let Some((index, event)) = recording.builder.last_filed() else {
+                continue;
+            };
+            if let Some(http) = recording.builder.http_mut(index) {
+                http.get_stream.push(StreamedEvent {
+                    event,
+                    frame: frame.clone(),
+                });
+            }
+            recording.journal_exchange(index);
         }
     }
 
@@ -323,6 +358,28 @@ impl Recording {
             self.journalled = true;
         }
         self.builder.respond_to(request, message);
+    }
+
+    /// Runs `write` on the journal; a failure ends journalling (forwarding
+    /// goes on; the cassette is still written at the end).
+    fn journal_with(
+        &mut self,
+        write: impl FnOnce(&mut Journal) -> Result<(), crate::cassette::CassetteError>,
+    ) {
+        if let Some(journal) = &mut self.journal
+            && let Err(e) = write(journal)
+        {
+            tracing::warn!("{e}; the recording is no longer crash-safe");
+            self.journal = None;
+        }
+    }
+
+    /// Journals how interaction `index` travelled, as it stands now.
+    fn journal_exchange(&mut self, index: usize) {
+        let Some(http) = self.builder.http_mut(index).map(|http| http.clone()) else {
+            return;
+        };
+        self.journal_with(|journal| journal.append_exchange(index, &http));
     }
 
     /// Starts the journal again with the current transport in its header,

@@ -110,6 +110,9 @@ pub(super) struct Tee {
     pub(super) final_answer: bool,
     /// Sees every message read out of the answer.
     pub(super) observing: Observing,
+    /// The answer is the session's GET stream (Streamable HTTP): its server
+    /// messages are noted as having travelled there, with their framing.
+    pub(super) get_stream: bool,
     /// Whether the first SSE event was seen.
     seen_event: bool,
     ended: bool,
@@ -129,6 +132,7 @@ impl Tee {
             upstream: Arc::from(""),
             final_answer: false,
             observing: Observing::default(),
+            get_stream: false,
             seen_event: false,
             ended: false,
         }
@@ -215,6 +219,19 @@ impl Tee {
             retry: event.retry,
             priming: messages.is_empty(),
         };
+        // (Not the 2024-11-05 HTTP+SSE transport, whose one stream carries
+        // everything and is replayed as such.)
+        if self.get_stream && self.opened.primary().is_none() && self.tap.post_endpoint().is_none()
+        {
+            if messages.is_empty() {
+                self.tap.behaviour(|b| {
+                    b.get_priming.get_or_insert(frame);
+                });
+            } else {
+                self.tap.stream_event(messages, &frame);
+            }
+            return;
+        }
         let delay = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.tap.sse_event(self.opened.primary(), messages, |http| {
             http.sse.push(frame);
@@ -257,6 +274,7 @@ impl Tee {
         if self.final_answer {
             self.tap.unanswered(&self.opened.request_ids);
         }
+        self.tap.answered(&self.opened.interactions);
     }
 
     /// Files the messages of a JSON answer, keeping the body as text when

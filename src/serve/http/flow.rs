@@ -14,6 +14,7 @@ use tokio::task::JoinSet;
 use super::session::Session;
 use super::sse;
 use crate::serve::Sink;
+use crate::serve::sink::SessionStream;
 
 /// Server shutdown, as something every stream can wait for.
 #[derive(Debug, Clone)]
@@ -85,12 +86,19 @@ impl Flow {
     /// events and responses so that their order survives.
     pub(super) fn open(spill: Spill) -> (Flow, Sink) {
         let (tx, messages) = mpsc::unbounded_channel();
+        let mut sink = Sink::single(tx);
+        if let Spill::Session(session) = &spill {
+            let session = Arc::clone(session);
+            sink = sink.with_session(SessionStream::new(move |message, frame| {
+                session.push_framed(message, frame);
+            }));
+        }
         let flow = Flow {
             messages,
             tasks: JoinSet::new(),
             spill,
         };
-        (flow, Sink::single(tx))
+        (flow, sink)
     }
 
     /// Redirects what spills (to a session created by this very request).
@@ -177,7 +185,7 @@ mod tests {
         assert!(flow.next().await.unwrap().is_response);
         let closing = Closing::new();
         flow.drain(closing.closed());
-        let mut stream = session.open().unwrap();
+        let mut stream = session.open(None).unwrap();
         let event = tokio::time::timeout(std::time::Duration::from_secs(5), stream.recv())
             .await
             .unwrap()

@@ -16,7 +16,7 @@ use super::http_sse::{self, Endpoints, Streams};
 use super::reply::{self, Response};
 use super::session::{Session, Sessions, lock};
 use super::{HttpReplayConfig, Pace, SessionMode, post, stream};
-use crate::cassette::Transport;
+use crate::cassette::{SseFrame, Transport};
 use crate::protocol::Era;
 use crate::serve::Handler;
 use crate::transport::http::{self as http_transport, SessionLookup};
@@ -58,6 +58,8 @@ pub(super) struct Server {
     /// Recorded answers to GET and DELETE.
     pub(super) get_status: Option<u16>,
     pub(super) delete_status: Option<u16>,
+    /// The priming event the recorded server opened its GET stream with.
+    pub(super) get_priming: Option<SseFrame>,
     /// Where replay listens: a `Host` naming it is not foreign.
     pub(super) local: SocketAddr,
     pub(super) sessions: Sessions,
@@ -71,7 +73,7 @@ impl Server {
         local: SocketAddr,
     ) -> Self {
         let profile = handler.http_profile();
-        let (endpoint, get_status, delete_status) = match &profile.transport {
+        let (endpoint, get_status, delete_status, get_priming) = match &profile.transport {
             Transport::StreamableHttp {
                 endpoint,
                 behaviour,
@@ -80,8 +82,9 @@ impl Server {
                 normalise(endpoint),
                 behaviour.get_status,
                 behaviour.delete_status,
+                behaviour.get_priming.clone(),
             ),
-            _ => (DEFAULT_ENDPOINT.to_owned(), None, None),
+            _ => (DEFAULT_ENDPOINT.to_owned(), None, None, None),
         };
         let http_sse_endpoints = match &profile.transport {
             Transport::HttpSse {
@@ -112,6 +115,7 @@ impl Server {
             listen_streams: profile.listen_streams,
             param_headers: ParamHeaders::from_tools(&profile.tools),
             get_status,
+            get_priming,
             delete_status,
             local,
             sessions: Sessions::default(),

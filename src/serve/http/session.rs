@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::sse::{self, FrameSpec};
+use crate::cassette::SseFrame;
 use crate::serve::Handler;
 
 /// Events the GET stream keeps for resumption.
@@ -111,14 +112,29 @@ impl Session {
     /// Sends a server message on the GET stream; kept until a GET stream
     /// takes it when none is open.
     pub(super) fn push(&self, message: Vec<u8>) {
-        lock(&self.standalone).push(message);
+        lock(&self.standalone).push(message, None);
     }
 
-    /// Opens the GET stream with what was queued for it. One at a time.
-    pub(super) fn open(&self) -> Result<mpsc::UnboundedReceiver<Bytes>, Busy> {
+    /// Sends a server message on the GET stream framed as it was recorded
+    /// there (its event id, which a client may resume after, `event:` and
+    /// `retry:`).
+    pub(super) fn push_framed(&self, message: Vec<u8>, frame: &SseFrame) {
+        lock(&self.standalone).push(message, Some(frame));
+    }
+
+    /// Opens the GET stream with what was queued for it, after the priming
+    /// event the recorded server opened its GET stream with, if any. One at
+    /// a time.
+    pub(super) fn open(
+        &self,
+        priming: Option<&SseFrame>,
+    ) -> Result<mpsc::UnboundedReceiver<Bytes>, Busy> {
         let mut standalone = lock(&self.standalone);
         if standalone.is_open() {
             return Err(Busy);
+        }
+        if let Some(priming) = priming {
+            standalone.prime(priming);
         }
         Ok(standalone.attach(None))
     }
@@ -173,14 +189,46 @@ struct Standalone {
 }
 
 impl Standalone {
-    fn push(&mut self, message: Vec<u8>) {
-        let id = format!("get-{}", self.next_id);
-        self.next_id += 1;
-        let spec = FrameSpec {
-            id: Some(id.clone()),
-            ..FrameSpec::default()
+    /// Sends (or queues) `message`, framed as `recorded` says or with a
+    /// fresh `get-N` id.
+    fn push(&mut self, message: Vec<u8>, recorded: Option<&SseFrame>) {
+        let spec = self.spec(recorded);
+        self.send(spec, Some(message));
+    }
+
+    /// Queues a priming event (an id, no data) for the stream about to
+    /// open, ahead of what is queued for it.
+    fn prime(&mut self, recorded: &SseFrame) {
+        let spec = self.spec(Some(recorded));
+        let id = spec.id.clone().unwrap_or_default();
+        if self.log.len() == STANDALONE_LOG {
+            self.log.pop_front();
+            self.queued = self.queued.min(self.log.len());
+        }
+        let at = self.log.len() - self.queued;
+        self.log.insert(at, (id, sse::encode(&spec, None)));
+        self.queued += 1;
+    }
+
+    fn spec(&mut self, recorded: Option<&SseFrame>) -> FrameSpec {
+        let id = match recorded.and_then(|frame| frame.id.clone()) {
+            Some(id) => id,
+            None => {
+                self.next_id += 1;
+                format!("get-{}", self.next_id - 1)
+            }
         };
-        let event = sse::encode(&spec, Some(message));
+        FrameSpec {
+            id: Some(id),
+            event: recorded.and_then(|frame| frame.event.clone()),
+            retry: recorded.and_then(|frame| frame.retry),
+            priming: false,
+        }
+    }
+
+    fn send(&mut self, spec: FrameSpec, message: Option<Vec<u8>>) {
+        let id = spec.id.clone().unwrap_or_default();
+        let event = sse::encode(&spec, message);
         let sent = self
             .live
             .as_ref()
@@ -275,20 +323,20 @@ mod tests {
     fn queued_messages_reach_the_first_get_stream_and_one_stream_at_a_time() {
         let session = session();
         session.push(b"{\"n\":1}".to_vec());
-        let mut rx = session.open().unwrap();
-        assert_eq!(session.open().unwrap_err(), Busy);
+        let mut rx = session.open(None).unwrap();
+        assert_eq!(session.open(None).unwrap_err(), Busy);
         session.push(b"{\"n\":2}".to_vec());
         let events = drain(&mut rx);
         assert_eq!(events.len(), 2);
         assert!(events[0].contains("id: get-0") && events[1].contains("{\"n\":2}"));
         drop(rx);
-        assert!(session.open().is_ok(), "a closed stream frees the slot");
+        assert!(session.open(None).is_ok(), "a closed stream frees the slot");
     }
 
     #[test]
     fn resumption_replays_what_followed_the_last_event_id() {
         let session = session();
-        let _rx = session.open().unwrap();
+        let _rx = session.open(None).unwrap();
         for n in 0..3 {
             session.push(format!("{{\"n\":{n}}}").into_bytes());
         }

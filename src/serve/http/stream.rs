@@ -34,7 +34,7 @@ fn try_get(server: &Server, headers: &HeaderMap) -> Result<Response, Response> {
     guard::check_version_header(headers)?;
     let events = match header(headers, LAST_EVENT_ID) {
         Some(last) => session.resume(last),
-        None => session.open().map_err(|_| {
+        None => session.open(server.get_priming.as_ref()).map_err(|_| {
             reply::error(
                 StatusCode::CONFLICT,
                 reply::BAD_REQUEST_CODE,
