@@ -165,3 +165,47 @@ async fn replay_listen_serves_every_session_unless_told_to_share() {
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("had no recorded answer"), "{stderr}");
 }
+
+/// One era's recording over HTTP, replayed to rmcp's client of the other
+/// era: it sees what it sees from the live server in its own era (but for
+/// the caching hints a legacy recording cannot hold).
+async fn across_eras(recorded: Era, client: Era) {
+    let live = Served::start(rmcp_http_server());
+    let mut direct = session(&live.url, client).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rmcp.json");
+    let recorder = Served::start(record_upstream(&path, &live.url));
+    session(&recorder.url, recorded).await;
+    assert!(recorder.stop().success());
+    drop(live);
+
+    let mut replay = mcpcassette();
+    replay
+        .arg("replay")
+        .arg(&path)
+        .args(["--listen", "127.0.0.1:0"]);
+    let replayer = Served::start_capturing_stderr(replay);
+    let mut replayed = session(&replayer.url, client).await;
+    let (status, stderr) = replayer.stop_with_stderr();
+    assert!(status.success(), "replay had misses: {stderr}");
+    assert!(stderr.contains("translated"), "said once: {stderr}");
+
+    for transcript in [&mut direct, &mut replayed] {
+        crate::support::across_eras(transcript, &["ttlMs", "cacheScope"], &[]);
+    }
+    assert_eq!(
+        direct, replayed,
+        "{client:?} client of a {recorded:?} recording differs from the live server"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_http_modern_client_replays_a_legacy_recording() {
+    across_eras(Era::Legacy, Era::Modern).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_http_legacy_client_replays_a_modern_recording() {
+    across_eras(Era::Modern, Era::Legacy).await;
+}
