@@ -29,8 +29,10 @@
 //!   SSE stream ended without it stays in flight: the answer may come on a
 //!   resumed stream.
 //! - Messages on a GET stream are server messages too: they land in
-//!   `during` of a request in flight, or `after` the last client message;
-//!   their framing is not kept. The status of the first GET and of the
+//!   `during` of a request in flight, or `after` the last client message,
+//!   and that interaction's `http.get_stream` notes that they came on the
+//!   GET stream and how they were framed there (the stream's priming event
+//!   goes into the transport's `behaviour`). The status of the first GET and of the
 //!   first DELETE on the endpoint made in the ordinary situation (a live
 //!   session where there are sessions, from loopback) go into the
 //!   transport's `behaviour`.
@@ -49,8 +51,9 @@
 //!   recording (or observing), `Accept-Encoding` is not forwarded, so
 //!   answers arrive readable.
 //!
-//! The journal holds messages only: a cassette recovered from it has no
-//! `http` exchanges and no `behaviour`.
+//! The journal holds the messages and, once each answer has ended, its
+//! interactions' `http` exchanges (and `behaviour` when it changes): a
+//! cassette recovered from it answers over HTTP as the finished one would.
 
 mod proxy;
 mod tap;
