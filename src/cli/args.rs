@@ -8,7 +8,7 @@ use mcpcassette::Mode;
 use mcpcassette::Selector;
 use mcpcassette::cassette::{KeyRule, OnExhausted, Strategy};
 use mcpcassette::protocol::Era;
-use mcpcassette::replay::http::SessionMode;
+use mcpcassette::replay::http::{Auth, SessionMode};
 use mcpcassette::replay::{CrossEra, Pace};
 
 /// Record and replay Model Context Protocol (MCP) sessions.
@@ -132,6 +132,9 @@ pub struct RecordArgs {
     /// What to mask before anything reaches the disk.
     #[command(flatten)]
     pub redaction: RedactArgs,
+    /// Credentials for the upstream.
+    #[command(flatten)]
+    pub credentials: UpstreamCredentialArgs,
     /// The stdio server command and its arguments.
     #[arg(
         last = true,
@@ -139,6 +142,19 @@ pub struct RecordArgs {
         required_unless_present = "upstream"
     )]
     pub command: Vec<String>,
+}
+
+/// Credentials the recorder sends the upstream itself: the client never
+/// sees them, and their values are masked everywhere.
+#[derive(Debug, Clone, Args)]
+pub struct UpstreamCredentialArgs {
+    /// Add `NAME: VALUE` to every request to the upstream (repeatable),
+    /// replacing a header of that name from the client.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "upstream")]
+    pub headers: Vec<String>,
+    /// Send `Authorization: Bearer $VAR` to the upstream.
+    #[arg(long, value_name = "VAR", requires = "upstream")]
+    pub bearer_env: Option<String>,
 }
 
 /// `mcpcassette inspect`.
@@ -294,6 +310,10 @@ pub struct MatchArgs {
     /// all sessions draw from one set of answers (shared).
     #[arg(long, value_enum, default_value_t = SessionMode::Isolated)]
     pub sessions: SessionMode,
+    /// Over HTTP: answer any request (none), or only those with some
+    /// `Authorization: Bearer` token, answering the rest 401 (bearer).
+    #[arg(long, value_enum, default_value_t = Auth::None)]
+    pub auth: Auth,
     /// Answer clients of the other protocol era too (auto: a legacy
     /// cassette answers 2026-07-28 clients and the other way round), or
     /// only as the recorded server would have (off).

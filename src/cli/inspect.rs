@@ -61,6 +61,7 @@ fn http(
         listen,
         redaction: Redaction::default(),
         observer: Some(inspector),
+        upstream_headers: Vec::new(),
     };
     super::until_signal(|shutdown| {
         mcpcassette::record::record_http(config, |addr| super::announce(addr, &endpoint), shutdown)

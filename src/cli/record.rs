@@ -8,7 +8,29 @@ use std::net::SocketAddr;
 
 use mcpcassette::record::{HttpRecordConfig, RecordConfig, Redaction, record_stdio};
 
-use super::args::{RecordArgs, RedactArgs};
+use super::args::{RecordArgs, RedactArgs, UpstreamCredentialArgs};
+
+impl UpstreamCredentialArgs {
+    /// The headers to add to every upstream request; an unset
+    /// `--bearer-env` variable or a malformed `--header` is an error that
+    /// names it (never a value).
+    pub fn resolve(&self) -> anyhow::Result<Vec<(String, String)>> {
+        let mut headers = Vec::new();
+        for header in &self.headers {
+            headers.push(mcpcassette::record::split_header(header)?);
+        }
+        if let Some(var) = &self.bearer_env {
+            let token = std::env::var(var)
+                .ok()
+                .filter(|token| !token.trim().is_empty())
+                .with_context(|| {
+                    format!("--bearer-env {var}: the variable is not set (or empty)")
+                })?;
+            headers.push(("Authorization".into(), format!("Bearer {}", token.trim())));
+        }
+        Ok(headers)
+    }
+}
 
 impl RedactArgs {
     /// What the recording masks.
@@ -29,8 +51,15 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         args.redaction.redact_env.clone(),
     )?;
     let redaction = args.redaction.resolve();
+    let upstream_headers = args.credentials.resolve()?;
     match args.upstream {
-        Some(upstream) => record_http(Some(args.cassette), upstream, args.listen, redaction),
+        Some(upstream) => record_http(
+            Some(args.cassette),
+            upstream,
+            args.listen,
+            redaction,
+            upstream_headers,
+        ),
         None => record(Some(args.cassette), args.command, redaction),
     }
 }
@@ -42,6 +71,7 @@ pub fn record_http(
     upstream: String,
     listen: SocketAddr,
     redaction: Redaction,
+    upstream_headers: Vec<(String, String)>,
 ) -> anyhow::Result<ExitCode> {
     let endpoint = http::Uri::try_from(upstream.as_str())
         .map(|uri| uri.path().to_owned())
@@ -55,6 +85,7 @@ pub fn record_http(
         listen,
         redaction,
         observer: None,
+        upstream_headers,
     };
     let outcome = super::until_signal(|shutdown| {
         mcpcassette::record::record_http(config, |addr| super::announce(addr, &endpoint), shutdown)

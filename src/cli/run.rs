@@ -124,6 +124,7 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
             upstream.clone(),
             listen,
             args.redaction.clone().resolve(),
+            Vec::new(),
         ),
         None => record::record(
             cassette,

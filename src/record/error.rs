@@ -37,6 +37,9 @@ pub enum RecordError {
     /// A redaction rule is unusable.
     #[error(transparent)]
     Redact(#[from] crate::redact::RedactError),
+    /// A `--header` that cannot be sent.
+    #[error(transparent)]
+    Header(#[from] super::http::HeaderError),
     /// The cassette or its journal could not be written.
     #[error(transparent)]
     Cassette(#[from] CassetteError),

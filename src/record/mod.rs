@@ -8,7 +8,7 @@ mod tape;
 mod watch;
 
 pub use error::RecordError;
-pub use http::{HttpRecordConfig, HttpRecordOutcome, record_http};
+pub use http::{HeaderError, HttpRecordConfig, HttpRecordOutcome, record_http, split_header};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
 pub use watch::Watch;
 

@@ -214,6 +214,8 @@ struct Inner {
     regexes: Vec<RegexRule>,
     /// All regex rules at once, for the pre-scan.
     regex_set: Option<RegexSet>,
+    /// What it was built from, to build it again with more secrets.
+    config: RedactConfig,
 }
 
 #[derive(Debug)]
@@ -358,8 +360,25 @@ impl Redactor {
                 selectors,
                 regexes,
                 regex_set,
+                config: config.clone(),
             }),
         })
+    }
+
+    /// This redactor, also masking each of `secrets` (a placeholder name
+    /// and a value) in every encoding, as a variable named with
+    /// `--redact-env` is: credentials a recorder sends upstream or sees a
+    /// client send, which are secrets for the rest of the session.
+    pub fn with_secrets(&self, secrets: &[(String, String)]) -> Result<Redactor, RedactError> {
+        let mut config = self.inner.config.clone();
+        for (name, value) in secrets {
+            rules::validate_name(name)?;
+            config.env.push((name.clone(), value.clone()));
+            if !config.extra_env.contains(name) {
+                config.extra_env.push(name.clone());
+            }
+        }
+        Redactor::new(&config)
     }
 
     /// Token shapes only (no environment, no rules): for places with no

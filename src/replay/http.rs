@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub use crate::serve::Pace;
-pub use crate::serve::http::{HttpReplayConfig, SessionMode};
+pub use crate::serve::http::{Auth, HttpReplayConfig, SessionMode};
 
 use super::engine::{Engine, Summary};
 

@@ -778,6 +778,7 @@ async fn https_upstreams_are_refused() {
         listen: "127.0.0.1:0".parse().unwrap(),
         redaction: Default::default(),
         observer: None,
+        upstream_headers: Vec::new(),
     };
     let error = record_http(config, |_| {}, async {}).await.unwrap_err();
     assert!(error.to_string().contains("`tls` feature"), "{error}");

@@ -55,6 +55,7 @@
 //! interactions' `http` exchanges (and `behaviour` when it changes): a
 //! cassette recovered from it answers over HTTP as the finished one would.
 
+mod credentials;
 mod proxy;
 mod tap;
 mod tee;
@@ -75,6 +76,8 @@ use tokio::task::JoinSet;
 use super::Observer;
 use super::error::RecordError;
 use crate::cassette::{HttpEndpointBehaviour, Recovery, Transport};
+use credentials::UpstreamHeaders;
+pub use credentials::{HeaderError, split_header};
 use proxy::Proxy;
 use tap::Tap;
 use upstream::Upstream;
@@ -93,6 +96,10 @@ pub struct HttpRecordConfig {
     pub redaction: super::Redaction,
     /// Sees every MCP message that passes (`mcpcassette inspect`).
     pub observer: Option<Arc<dyn Observer>>,
+    /// Headers added to every request to the upstream, as `(name, value)`
+    /// (`--header`, `--bearer-env`): credentials the client never sees.
+    /// Their values are secrets, never stored or logged.
+    pub upstream_headers: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for HttpRecordConfig {
@@ -103,6 +110,14 @@ impl std::fmt::Debug for HttpRecordConfig {
             .field("listen", &self.listen)
             .field("redaction", &self.redaction)
             .field("observer", &self.observer.is_some())
+            .field(
+                "upstream_headers",
+                &self
+                    .upstream_headers
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -150,7 +165,9 @@ pub async fn record_http(
         source,
     })?;
     let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
+    let upstream_headers = UpstreamHeaders::parse(&config.upstream_headers)?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
+    let redactor = redactor.with_secrets(&upstream_headers.secrets())?;
     upstream.mask_with(&redactor);
     let tap = match &config.cassette {
         Some(path) => Tap::record(
@@ -164,6 +181,7 @@ pub async fn record_http(
     };
     let proxy = Arc::new(Proxy::new(
         upstream,
+        upstream_headers,
         client,
         tap.clone(),
         listen,

@@ -16,6 +16,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
 use super::super::Observer;
+use super::credentials::UpstreamHeaders;
 use super::tap::{Opened, Tap};
 use super::tee::{Announcement, BoxError, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
@@ -35,6 +36,8 @@ const SESSION: &str = http_transport::SESSION_ID;
 #[derive(Debug)]
 pub(super) struct Proxy {
     upstream: Upstream,
+    /// Credentials the recorder adds to every upstream request.
+    upstream_headers: UpstreamHeaders,
     client: UpstreamClient,
     tap: Tap,
     /// Sees every MCP message that passes.
@@ -104,6 +107,7 @@ impl Proxy {
     /// recording into `tap`, showing every MCP message to `observer`.
     pub(super) fn new(
         upstream: Upstream,
+        upstream_headers: UpstreamHeaders,
         client: UpstreamClient,
         tap: Tap,
         listen: SocketAddr,
@@ -111,6 +115,7 @@ impl Proxy {
     ) -> Self {
         Proxy {
             upstream,
+            upstream_headers,
             client,
             tap,
             observing: Observing(observer),
@@ -143,6 +148,9 @@ impl Proxy {
         if let Some(id) = &had_session {
             self.tap.note_session(id);
         }
+        // Before anything of this request is recorded: an upstream may
+        // echo the client's credentials, now or later.
+        self.tap.note_credentials(&parts.headers);
         let on_endpoint = parts.uri.path() == self.upstream.path();
         let is_mcp = on_endpoint || self.tap.post_endpoint().as_deref() == Some(parts.uri.path());
         let (lookup, issues_sessions) = self.session_lookup(&parts.headers);
@@ -225,6 +233,7 @@ impl Proxy {
     /// Accept-Encoding either, so that answers arrive readable.
     fn prepare_headers(&self, headers: &mut HeaderMap) {
         strip_hop_by_hop(headers);
+        self.upstream_headers.apply(headers);
         let host = headers.get(header::HOST).map(|host| host.to_str().ok());
         if host.is_some_and(|host| http_transport::is_local_host(host, self.listen)) {
             headers.remove(header::HOST);

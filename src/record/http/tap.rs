@@ -35,6 +35,9 @@ pub(super) struct Recording {
     journalled: bool,
     /// Session ids seen so far, masked in every recorded message.
     sessions: Vec<String>,
+    /// Credential values seen in client requests, already secrets of
+    /// `redactor` (kept in memory only).
+    credentials: std::collections::HashSet<String>,
     /// Masks secrets before anything is journalled or kept.
     redactor: Redactor,
     /// Warns about messages that break the MCP schema.
@@ -84,6 +87,7 @@ impl Tap {
             journal: Some(journal),
             journalled: false,
             sessions: Vec::new(),
+            credentials: Default::default(),
             redactor,
             watch: Watch::default(),
         })))))
@@ -122,6 +126,30 @@ impl Tap {
             && !recording.sessions.iter().any(|known| known == id)
         {
             recording.sessions.push(id.to_owned());
+        }
+    }
+
+    /// A client request's credential headers (`Authorization`, `Cookie`,
+    /// API keys): their values are secrets from now on, masked wherever
+    /// the upstream echoes them.
+    pub(super) fn note_credentials(&self, headers: &http::HeaderMap) {
+        let seen = super::credentials::in_headers(headers);
+        if seen.is_empty() {
+            return;
+        }
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        let new: Vec<(String, String)> = seen
+            .into_iter()
+            .filter(|(_, value)| recording.credentials.insert(value.clone()))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        match recording.redactor.with_secrets(&new) {
+            Ok(redactor) => recording.redactor = redactor,
+            Err(e) => tracing::warn!("cannot mask a client's credentials: {e}"),
         }
     }
 

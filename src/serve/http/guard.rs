@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use http::{HeaderMap, StatusCode, header};
 
+use super::Auth;
 use super::reply::{self, Response};
 use crate::transport::http::{self as http_transport, Foreign};
 
@@ -15,6 +16,26 @@ pub(super) const PROTOCOL_VERSION: &str = http_transport::PROTOCOL_VERSION;
 /// A header's value as text; `None` when absent or not visible ASCII.
 pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// Under `--auth bearer`, a request needs `Authorization: Bearer` with
+/// some token (its value is never looked at, stored or logged).
+pub(super) fn check_auth(auth: Auth, headers: &HeaderMap) -> Result<(), Response> {
+    match auth {
+        Auth::None => Ok(()),
+        Auth::Bearer => {
+            let bearer = header(headers, header::AUTHORIZATION.as_str())
+                .and_then(|value| value.split_once(' '))
+                .is_some_and(|(scheme, token)| {
+                    scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()
+                });
+            if bearer {
+                Ok(())
+            } else {
+                Err(reply::unauthorized())
+            }
+        }
+    }
 }
 
 /// A browser page elsewhere must not reach a local replay: an `Origin` that

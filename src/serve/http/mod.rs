@@ -68,6 +68,22 @@ pub struct HttpReplayConfig {
     pub pace: Pace,
     /// Whether each client session replays the cassette from the top.
     pub sessions: SessionMode,
+    /// What a request must show to be served.
+    pub auth: Auth,
+}
+
+/// What replay asks of a client before it answers.
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Auth {
+    /// Nothing: requests with or without `Authorization` are answered
+    /// alike, so CI needs no credentials.
+    #[default]
+    None,
+    /// Some bearer token (any value): without `Authorization: Bearer …`
+    /// a request gets 401 with `WWW-Authenticate: Bearer`, as a server
+    /// behind a static token answers, for clients that send one.
+    Bearer,
 }
 
 impl HttpReplayConfig {
@@ -77,6 +93,7 @@ impl HttpReplayConfig {
             listen,
             pace: Pace::default(),
             sessions: SessionMode::default(),
+            auth: Auth::default(),
         }
     }
 }

@@ -81,6 +81,20 @@ pub(super) fn method_not_allowed(allow: &'static str) -> Response {
     response
 }
 
+/// 401 asking for a bearer token (RFC 6750), for `replay --auth bearer`.
+pub(super) fn unauthorized() -> Response {
+    let mut response = raw(
+        StatusCode::UNAUTHORIZED,
+        Some("text/plain"),
+        "Unauthorized: this replay requires `Authorization: Bearer <token>` (any token; replay --auth bearer)",
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"mcpcassette\""),
+    );
+    response
+}
+
 /// An SSE stream: each `Bytes` from `events` is one encoded SSE event,
 /// written as it comes. The stream ends when every sender is gone or when
 /// `closed` resolves (server shutdown).

@@ -15,7 +15,7 @@ use super::guard::{self, header};
 use super::http_sse::{self, Endpoints, Streams};
 use super::reply::{self, Response};
 use super::session::{Session, Sessions, lock};
-use super::{HttpReplayConfig, Pace, SessionMode, post, stream};
+use super::{Auth, HttpReplayConfig, Pace, SessionMode, post, stream};
 use crate::cassette::{SseFrame, Transport};
 use crate::protocol::Era;
 use crate::serve::Handler;
@@ -32,6 +32,8 @@ pub(super) struct Server {
     /// everything).
     pub(super) handler: Arc<dyn Handler>,
     pub(super) pace: Pace,
+    /// What a request must show to be served.
+    pub(super) auth: Auth,
     session_mode: SessionMode,
     /// The handlers of isolated sessions, live or ended, to tell them
     /// when the clients have gone.
@@ -103,6 +105,7 @@ impl Server {
         Server {
             handler,
             pace: config.pace,
+            auth: config.auth,
             session_mode: config.sessions,
             forks: Mutex::new(Vec::new()),
             endpoint,
@@ -133,6 +136,9 @@ impl Server {
         if !mcp_post
             && let Err(refused) = guard::check_origin_and_host(request.headers(), self.local)
         {
+            return refused;
+        }
+        if let Err(refused) = guard::check_auth(self.auth, request.headers()) {
             return refused;
         }
         if let Some(endpoints) = &self.http_sse_endpoints {

@@ -30,6 +30,7 @@ impl Recorder {
             listen: "127.0.0.1:0".parse().unwrap(),
             redaction: Default::default(),
             observer: None,
+            upstream_headers: Vec::new(),
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();

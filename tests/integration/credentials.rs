@@ -1,0 +1,281 @@
+//! Recording an authenticated upstream: the recorder's own credentials
+//! (`--header`, `--bearer-env`) reach the upstream and nothing else, and an
+//! upstream that echoes credentials (the recorder's or the client's) in
+//! results and error bodies gets none of them into the cassette, the
+//! journal or the logs, in any encoding.
+
+use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+use crate::support::http::Served;
+use crate::support::loopback;
+use crate::support::mcpcassette;
+
+const API_KEY: &str = "recorder-api-key-5f2c9a";
+const BEARER: &str = "recorder-bearer-7d41e0";
+const CLIENT_TOKEN: &str = "client-token-93b7aa";
+const CLIENT_COOKIE: &str = "client-cookie-c0ffee42";
+const CLIENT_KEY: &str = "client-api-key-1a2b3c";
+
+/// An upstream that echoes the credential headers it gets: in a tool
+/// result for `tools/call`, and in a 401 page for anything else.
+fn echoing_upstream(seen: Arc<Mutex<Vec<HeaderMap>>>) -> (tokio::runtime::Runtime, String) {
+    let (runtime, addr) = loopback::serve(move |request: Request<hyper::body::Incoming>| {
+        let seen = Arc::clone(&seen);
+        async move {
+            let (parts, body) = request.into_parts();
+            let body = body.collect().await.unwrap().to_bytes();
+            seen.lock().unwrap().push(parts.headers.clone());
+            let echo: Vec<String> = ["authorization", "x-api-key", "cookie"]
+                .iter()
+                .filter_map(|name| parts.headers.get(*name))
+                .map(|value| value.to_str().unwrap().to_owned())
+                .collect();
+            let encoded: Vec<String> = echo
+                .iter()
+                .map(|v| base64::engine::general_purpose::STANDARD.encode(v))
+                .collect();
+            let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let reply = |status: StatusCode, content_type: &str, text: String| {
+                Response::builder()
+                    .status(status)
+                    .header("content-type", content_type)
+                    .body(Full::new(Bytes::from(text)).map_err(|e| match e {}).boxed())
+                    .unwrap()
+            };
+            match message["method"].as_str() {
+                Some("tools/call") => {
+                    let text = format!("you sent {echo:?}, encoded {encoded:?}");
+                    let answer = json!({"jsonrpc": "2.0", "id": message["id"],
+                        "result": {"content": [{"type": "text", "text": text}],
+                                   "structuredContent": {"headers": echo}}});
+                    reply(StatusCode::OK, "application/json", answer.to_string())
+                }
+                _ => reply(
+                    StatusCode::UNAUTHORIZED,
+                    "text/plain",
+                    format!("bad credentials: {echo:?} ({encoded:?})"),
+                ),
+            }
+        }
+    });
+    (runtime, format!("http://{addr}/mcp"))
+}
+
+/// POSTs `message` (the upstream runs on its own runtime, so the client
+/// gets one of its own).
+fn post(url: &str, message: &Value, headers: &[(&str, &str)]) -> (StatusCode, String) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(post_async(url, message, headers))
+}
+
+async fn post_async(url: &str, message: &Value, headers: &[(&str, &str)]) -> (StatusCode, String) {
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = client
+        .request(
+            request
+                .body(Full::new(Bytes::from(message.to_string())))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "whoami", "arguments": {}}})
+}
+
+/// `text` holds none of `secrets`, in the forms an echo could take.
+fn assert_clean(what: &str, text: &str, secrets: &[&str]) {
+    for secret in secrets {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(secret);
+        for form in [secret.to_string(), encoded] {
+            assert!(!text.contains(&form), "{what} holds {form}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn the_recorders_credentials_reach_the_upstream_and_nothing_else() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auth.json");
+    let mut record = mcpcassette();
+    record
+        .arg("record")
+        .arg("--cassette")
+        .arg(&path)
+        .args(["--upstream", &url, "--listen", "127.0.0.1:0"])
+        .args(["--header", &format!("X-Api-Key: {API_KEY}")])
+        .args(["--bearer-env", "UPSTREAM_BEARER_FOR_TEST"])
+        // A name that does not look secret: only --bearer-env makes it so.
+        .env("UPSTREAM_BEARER_FOR_TEST", BEARER);
+    let recorder = Served::start_capturing_stderr(record);
+
+    let (status, body) = post(&recorder.url, &call(1), &[]);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains(API_KEY) && body.contains(BEARER),
+        "the client sees the echo: {body}"
+    );
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let (status, page) = post(&recorder.url, &ping, &[]);
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(page.contains(API_KEY));
+    let journal = std::fs::read_to_string(mcpcassette::cassette::journal_path(&path)).unwrap();
+    let (status, stderr) = recorder.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+
+    let sent = seen.lock().unwrap().clone();
+    assert!(!sent.is_empty());
+    for headers in &sent {
+        assert_eq!(headers["x-api-key"], API_KEY);
+        assert_eq!(
+            headers["authorization"],
+            format!("Bearer {BEARER}").as_str()
+        );
+    }
+    let cassette = std::fs::read_to_string(&path).unwrap();
+    for (what, text) in [
+        ("the cassette", &cassette),
+        ("the journal", &journal),
+        ("stderr", &stderr),
+    ] {
+        assert_clean(what, text, &[API_KEY, BEARER]);
+    }
+    assert!(
+        cassette.contains("REDACTED") || cassette.contains("X_API_KEY"),
+        "{cassette}"
+    );
+}
+
+#[test]
+fn credentials_a_client_sends_are_never_stored_even_when_echoed() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("client.json");
+    let mut record = mcpcassette();
+    record.arg("record").arg("--cassette").arg(&path).args([
+        "--upstream",
+        &url,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let recorder = Served::start_capturing_stderr(record);
+    let bearer = format!("Bearer {CLIENT_TOKEN}");
+    let cookie = format!("sid={CLIENT_COOKIE}; theme=dark");
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("cookie", cookie.as_str()),
+        ("x-api-key", CLIENT_KEY),
+    ];
+    let (status, body) = post(&recorder.url, &call(1), &headers);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains(CLIENT_TOKEN), "passed through: {body}");
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let (status, _) = post(&recorder.url, &ping, &headers);
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let journal = std::fs::read_to_string(mcpcassette::cassette::journal_path(&path)).unwrap();
+    let (status, stderr) = recorder.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+
+    assert_eq!(seen.lock().unwrap()[0]["authorization"], bearer.as_str());
+    let cassette = std::fs::read_to_string(&path).unwrap();
+    for (what, text) in [
+        ("the cassette", &cassette),
+        ("the journal", &journal),
+        ("stderr", &stderr),
+    ] {
+        assert_clean(what, text, &[CLIENT_TOKEN, CLIENT_COOKIE, CLIENT_KEY]);
+    }
+    let saved = mcpcassette::cassette::load(&path).unwrap();
+    assert_eq!(saved.interactions.len(), 2, "both exchanges recorded");
+}
+
+/// Replay needs no credentials by default; `--auth bearer` asks for some
+/// bearer token (any) and answers 401 without one, as a server behind a
+/// static token does.
+#[test]
+fn replay_accepts_anyone_unless_asked_for_a_bearer_token() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (upstream, url) = echoing_upstream(Arc::clone(&seen));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replayed.json");
+    let mut record = mcpcassette();
+    record
+        .arg("record")
+        .arg("--cassette")
+        .arg(&path)
+        .args(["--upstream", &url, "--listen", "127.0.0.1:0"])
+        .args(["--header", &format!("X-Api-Key: {API_KEY}")]);
+    let recorder = Served::start(record);
+    let (status, _) = post(&recorder.url, &call(1), &[]);
+    assert_eq!(status, StatusCode::OK);
+    assert!(recorder.stop().success());
+    drop(upstream);
+
+    let replay = |auth: &str| {
+        let mut replay = mcpcassette();
+        replay
+            .arg("replay")
+            .arg(&path)
+            .args(["--listen", "127.0.0.1:0", "--auth", auth]);
+        Served::start_capturing_stderr(replay)
+    };
+    let open = replay("none");
+    let (status, body) = post(&open.url, &call(7), &[]);
+    assert_eq!(status, StatusCode::OK, "no credentials needed: {body}");
+    assert!(body.contains("REDACTED"), "the echo stays masked: {body}");
+    assert!(!body.contains(API_KEY));
+    drop(open);
+
+    let guarded = replay("bearer");
+    let (status, body) = post(&guarded.url, &call(7), &[]);
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    let (status, _) = post(
+        &guarded.url,
+        &call(7),
+        &[("authorization", "Basic dXNlcjpwdw==")],
+    );
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a bearer token, not any credential"
+    );
+    let (status, body) = post(
+        &guarded.url,
+        &call(7),
+        &[("authorization", "Bearer anything")],
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (exit, stderr) = guarded.stop_with_stderr();
+    assert!(exit.success(), "{stderr}");
+    assert!(
+        !stderr.contains("anything"),
+        "the token is never logged: {stderr}"
+    );
+}
