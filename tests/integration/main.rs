@@ -20,6 +20,7 @@ mod library;
 mod matching;
 mod mock;
 mod negotiation;
+mod oauth;
 mod properties;
 mod python_sdk;
 mod record;

@@ -22,7 +22,8 @@ pub(super) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
 /// some token (its value is never looked at, stored or logged).
 pub(super) fn check_auth(auth: Auth, headers: &HeaderMap) -> Result<(), Response> {
     match auth {
-        Auth::None => Ok(()),
+        // Checked by the authorization server itself (`oauth`).
+        Auth::None | Auth::OAuth => Ok(()),
         Auth::Bearer => {
             let bearer = header(headers, header::AUTHORIZATION.as_str())
                 .and_then(|value| value.split_once(' '))

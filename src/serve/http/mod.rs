@@ -32,6 +32,7 @@ mod flow;
 mod guard;
 mod http_sse;
 mod modern;
+mod oauth;
 mod plan;
 mod post;
 mod reply;
@@ -84,6 +85,11 @@ pub enum Auth {
     /// a request gets 401 with `WWW-Authenticate: Bearer`, as a server
     /// behind a static token answers, for clients that send one.
     Bearer,
+    /// A protected resource with its own OAuth 2.1 authorization server on
+    /// the same address (auto-approving, PKCE S256, dynamic registration,
+    /// refresh): a request needs an access token it issued.
+    #[cfg_attr(feature = "cli", value(name = "oauth"))]
+    OAuth,
 }
 
 impl HttpReplayConfig {

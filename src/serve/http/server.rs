@@ -13,6 +13,7 @@ use super::discover::ModernRuns;
 use super::flow::{Closing, Flow, Spill};
 use super::guard::{self, header};
 use super::http_sse::{self, Endpoints, Streams};
+use super::oauth::OAuth;
 use super::reply::{self, Response};
 use super::session::{Session, Sessions, lock};
 use super::{Auth, HttpReplayConfig, Pace, SessionMode, post, stream};
@@ -34,6 +35,8 @@ pub(super) struct Server {
     pub(super) pace: Pace,
     /// What a request must show to be served.
     pub(super) auth: Auth,
+    /// `--auth oauth`: the authorization server.
+    oauth: Option<OAuth>,
     session_mode: SessionMode,
     /// The handlers of isolated sessions, live or ended, to tell them
     /// when the clients have gone.
@@ -106,6 +109,8 @@ impl Server {
             handler,
             pace: config.pace,
             auth: config.auth,
+            oauth: (config.auth == Auth::OAuth)
+                .then(|| OAuth::new(format!("http://{local}"), endpoint.clone())),
             session_mode: config.sessions,
             forks: Mutex::new(Vec::new()),
             endpoint,
@@ -137,6 +142,21 @@ impl Server {
             && let Err(refused) = guard::check_origin_and_host(request.headers(), self.local)
         {
             return refused;
+        }
+        if let Some(oauth) = &self.oauth {
+            let path = request.uri().path().to_owned();
+            if oauth.serves(&path) {
+                let method = request.method().clone();
+                let query = request.uri().query().map(str::to_owned);
+                let body = match http_body_util::BodyExt::collect(request.into_body()).await {
+                    Ok(body) => body.to_bytes(),
+                    Err(_) => bytes::Bytes::new(),
+                };
+                return oauth.handle(&method, &path, query.as_deref(), &body);
+            }
+            if let Err(refused) = oauth.check(request.headers()) {
+                return refused;
+            }
         }
         if let Err(refused) = guard::check_auth(self.auth, request.headers()) {
             return refused;
