@@ -20,7 +20,7 @@ pub use format::{
 };
 pub use resolve::ResolveError;
 pub use rules::{
-    KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
+    Auth, KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
     RulesError, Strategy,
 };
 pub(crate) use store::to_pointer;

@@ -14,6 +14,27 @@ use crate::json::Selector;
 use crate::jsonrpc::RpcError;
 use crate::redact::{RedactRule, RegexText};
 
+/// What replay over HTTP asks of a client before it answers (`--auth`,
+/// or the cassette's `rules.auth`).
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Auth {
+    /// Nothing: requests with or without `Authorization` are answered
+    /// alike, so CI needs no credentials.
+    #[default]
+    None,
+    /// Some bearer token (any value): without `Authorization: Bearer …`
+    /// a request gets 401 with `WWW-Authenticate: Bearer`, as a server
+    /// behind a static token answers, for clients that send one.
+    Bearer,
+    /// A protected resource with its own OAuth 2.1 authorization server on
+    /// the same address (auto-approving, PKCE S256, dynamic registration,
+    /// refresh): a request needs an access token it issued.
+    #[cfg_attr(feature = "cli", value(name = "oauth"))]
+    OAuth,
+}
+
 /// How live requests are paired with recorded ones.
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +129,10 @@ pub struct Rules {
     /// secret-looking variables were left alone, and replay leaves them too.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub default_redaction: bool,
+    /// What replay over HTTP asks of a client (`--auth` replaces it):
+    /// `bearer` or `oauth` for a cassette of a protected server.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub auth: Auth,
 }
 
 fn yes() -> bool {
@@ -134,6 +159,7 @@ impl Default for Rules {
             redact_env: Vec::new(),
             normalize: Vec::new(),
             default_redaction: true,
+            auth: Auth::default(),
         }
     }
 }

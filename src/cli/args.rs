@@ -310,10 +310,12 @@ pub struct MatchArgs {
     /// all sessions draw from one set of answers (shared).
     #[arg(long, value_enum, default_value_t = SessionMode::Isolated)]
     pub sessions: SessionMode,
-    /// Over HTTP: answer any request (none), or only those with some
-    /// `Authorization: Bearer` token, answering the rest 401 (bearer).
-    #[arg(long, value_enum, default_value_t = Auth::None)]
-    pub auth: Auth,
+    /// Over HTTP: answer any request (none), only those with some
+    /// `Authorization: Bearer` token (bearer), or only those with a token
+    /// from replay's own OAuth authorization server (oauth). Default: the
+    /// cassette's `rules.auth`, else none.
+    #[arg(long, value_enum, value_name = "none|bearer|oauth")]
+    pub auth: Option<Auth>,
     /// Answer clients of the other protocol era too (auto: a legacy
     /// cassette answers 2026-07-28 clients and the other way round), or
     /// only as the recorded server would have (off).

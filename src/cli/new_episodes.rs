@@ -62,7 +62,7 @@ pub fn run_http(
     let engine = engine(recorded, path, rules, upstream.clone());
     let http_config = HttpReplayConfig {
         sessions: matching.sessions,
-        auth: matching.auth,
+        auth: matching.auth.unwrap_or(engine.rules().auth),
         ..HttpReplayConfig::new(listen)
     };
     let summary = replay::serve_http_engine(&engine, http_config)?;

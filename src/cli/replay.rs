@@ -53,7 +53,7 @@ pub fn replay_http(
         listen,
         pace,
         sessions: matching.sessions,
-        auth: matching.auth,
+        auth: matching.auth.unwrap_or(engine.rules().auth),
     };
     let summary = serve_http_engine(&engine, http_config)?;
     finish(&engine, &summary, matching)

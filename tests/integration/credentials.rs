@@ -279,3 +279,43 @@ fn replay_accepts_anyone_unless_asked_for_a_bearer_token() {
         "the token is never logged: {stderr}"
     );
 }
+
+/// A cassette can say it is of a protected server (`rules.auth`): replay
+/// then asks for credentials unless `--auth` says otherwise.
+#[test]
+fn the_cassette_can_ask_for_credentials_and_the_flag_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("protected.json");
+    let mut cassette: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::support::root().join("cassettes/demo-legacy.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    cassette["rules"]["auth"] = json!("bearer");
+    std::fs::write(&path, serde_json::to_string_pretty(&cassette).unwrap()).unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let replay = |flags: &[&str]| {
+        let mut replay = mcpcassette();
+        replay
+            .arg("replay")
+            .arg(&path)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(flags);
+        Served::start_capturing_stderr(replay)
+    };
+    let guarded = replay(&[]);
+    let (status, _) = post(&guarded.url, &initialize, &[]);
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "rules.auth: bearer");
+    let (status, body) = post(
+        &guarded.url,
+        &initialize,
+        &[("authorization", "Bearer t0k3n")],
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    drop(guarded);
+    let open = replay(&["--auth", "none"]);
+    let (status, body) = post(&open.url, &initialize, &[]);
+    assert_eq!(status, StatusCode::OK, "the flag wins: {body}");
+}

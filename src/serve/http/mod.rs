@@ -41,6 +41,8 @@ mod session;
 mod sse;
 mod stream;
 
+pub use crate::cassette::Auth;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -71,25 +73,6 @@ pub struct HttpReplayConfig {
     pub sessions: SessionMode,
     /// What a request must show to be served.
     pub auth: Auth,
-}
-
-/// What replay asks of a client before it answers.
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Auth {
-    /// Nothing: requests with or without `Authorization` are answered
-    /// alike, so CI needs no credentials.
-    #[default]
-    None,
-    /// Some bearer token (any value): without `Authorization: Bearer …`
-    /// a request gets 401 with `WWW-Authenticate: Bearer`, as a server
-    /// behind a static token answers, for clients that send one.
-    Bearer,
-    /// A protected resource with its own OAuth 2.1 authorization server on
-    /// the same address (auto-approving, PKCE S256, dynamic registration,
-    /// refresh): a request needs an access token it issued.
-    #[cfg_attr(feature = "cli", value(name = "oauth"))]
-    OAuth,
 }
 
 impl HttpReplayConfig {
