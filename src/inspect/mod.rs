@@ -59,7 +59,6 @@ impl std::fmt::Debug for Output {
 #[derive(Debug)]
 pub struct Inspector {
     started: Instant,
-    redactor: Redactor,
     state: Mutex<State>,
 }
 
@@ -72,6 +71,8 @@ struct Stamp {
 
 #[derive(Debug)]
 struct State {
+    /// Masks what is written; it learns the session's credentials.
+    redactor: Redactor,
     pairing: Pairing<Stamp>,
     output: Output,
     stats: Stats,
@@ -87,8 +88,8 @@ impl Inspector {
     pub fn new(redactor: Redactor, output: Output) -> Self {
         Inspector {
             started: Instant::now(),
-            redactor,
             state: Mutex::new(State {
+                redactor,
                 pairing: Pairing::default(),
                 output,
                 stats: Stats::default(),
@@ -105,7 +106,7 @@ impl Inspector {
         let mut state = self.lock();
         let unpaired = state.pairing.unpaired();
         for paired in &unpaired {
-            let event = self.event(&state.pairing, paired);
+            let event = Self::event(&state, paired);
             state.emit(event);
         }
         state
@@ -146,15 +147,15 @@ impl Inspector {
     fn take(&self, state: &mut State, direction: Direction, message: &Value, stamp: Stamp) {
         let understood = state.pairing.message(direction, message, stamp);
         for paired in &understood {
-            let event = self.event(&state.pairing, paired);
+            let event = Self::event(state, paired);
             state.emit(event);
         }
     }
 
     /// The event for one understood message, masked.
-    fn event(&self, pairing: &Pairing<Stamp>, paired: &Paired<'_, Stamp>) -> Event {
+    fn event(state: &State, paired: &Paired<'_, Stamp>) -> Event {
         let answers = paired.request.as_ref().map(|(method, _)| method.as_str());
-        let violations = pairing.violations(&paired.message, answers);
+        let violations = state.pairing.violations(&paired.message, answers);
         let latency = paired
             .request
             .as_ref()
@@ -165,7 +166,7 @@ impl Inspector {
             paired.tag.bytes,
             latency,
             &violations,
-            &self.redactor,
+            &state.redactor,
         )
     }
 
@@ -180,6 +181,14 @@ impl Observer for Inspector {
     fn message(&self, direction: Direction, line: &[u8]) {
         let at = self.started.elapsed();
         self.seen_at(direction, line, at);
+    }
+
+    fn secrets(&self, secrets: &[(String, String)]) {
+        let mut state = self.lock();
+        match state.redactor.with_secrets(secrets) {
+            Ok(redactor) => state.redactor = redactor,
+            Err(e) => tracing::warn!("cannot mask a client's credentials: {e}"),
+        }
     }
 }
 

@@ -35,6 +35,12 @@ use crate::redact::{RedactRule, Redactor};
 pub trait Observer: Send + Sync {
     /// One message (or a batch, or a line that is not JSON) went `direction`.
     fn message(&self, direction: Direction, line: &[u8]);
+
+    /// Credentials seen in a client's request headers (a placeholder name
+    /// and a value each): secrets from now on, never to be shown.
+    fn secrets(&self, secrets: &[(String, String)]) {
+        let _ = secrets;
+    }
 }
 
 /// What a recording masks, beyond the cassette's stored rules. Credential

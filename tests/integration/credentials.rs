@@ -319,3 +319,34 @@ fn the_cassette_can_ask_for_credentials_and_the_flag_wins() {
     let (status, body) = post(&open.url, &initialize, &[]);
     assert_eq!(status, StatusCode::OK, "the flag wins: {body}");
 }
+
+/// `inspect` learns a client's credentials as `record` does: its log never
+/// shows them, even where a message repeats one (here, as a request id).
+#[test]
+fn inspect_never_shows_a_clients_credentials() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("inspect.log");
+    let mut inspect = mcpcassette();
+    inspect
+        .arg("inspect")
+        .args(["--upstream", &url, "--listen", "127.0.0.1:0", "--log"])
+        .arg(&log);
+    let inspector = Served::start_capturing_stderr(inspect);
+    let bearer = format!("Bearer {CLIENT_TOKEN}");
+    let mut request = call(1);
+    request["id"] = json!(CLIENT_TOKEN);
+    let (status, body) = post(
+        &inspector.url,
+        &request,
+        &[("authorization", bearer.as_str())],
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (exit, stderr) = inspector.stop_with_stderr();
+    assert!(exit.success(), "{stderr}");
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(written.contains("tools/call"), "{written}");
+    assert_clean("the inspect log", &written, &[CLIENT_TOKEN]);
+    assert_clean("stderr", &stderr, &[CLIENT_TOKEN]);
+}

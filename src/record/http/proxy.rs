@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
 use super::super::Observer;
-use super::credentials::UpstreamHeaders;
+use super::credentials::{self, UpstreamHeaders};
 use super::tap::{Opened, Tap};
 use super::tee::{Announcement, BoxError, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
@@ -38,6 +38,8 @@ pub(super) struct Proxy {
     upstream: Upstream,
     /// Credentials the recorder adds to every upstream request.
     upstream_headers: UpstreamHeaders,
+    /// Credential values seen in client requests so far (in memory only).
+    credentials: Mutex<HashSet<String>>,
     client: UpstreamClient,
     tap: Tap,
     /// Sees every MCP message that passes.
@@ -116,6 +118,7 @@ impl Proxy {
         Proxy {
             upstream,
             upstream_headers,
+            credentials: Mutex::default(),
             client,
             tap,
             observing: Observing(observer),
@@ -150,7 +153,7 @@ impl Proxy {
         }
         // Before anything of this request is recorded: an upstream may
         // echo the client's credentials, now or later.
-        self.tap.note_credentials(&parts.headers);
+        self.note_credentials(&parts.headers);
         let on_endpoint = parts.uri.path() == self.upstream.path();
         let is_mcp = on_endpoint || self.tap.post_endpoint().as_deref() == Some(parts.uri.path());
         let (lookup, issues_sessions) = self.session_lookup(&parts.headers);
@@ -191,6 +194,27 @@ impl Proxy {
             }
             Err(e) => Ok(self.unreachable(&sent, &e)),
         }
+    }
+
+    /// A client request's credential headers (`Authorization`, `Cookie`,
+    /// API keys): each value not seen before becomes a secret of the
+    /// recording and of the observer.
+    fn note_credentials(&self, headers: &HeaderMap) {
+        let seen = credentials::in_headers(headers);
+        if seen.is_empty() {
+            return;
+        }
+        let new: Vec<(String, String)> = {
+            let mut known = lock(&self.credentials);
+            seen.into_iter()
+                .filter(|(_, value)| known.insert(value.clone()))
+                .collect()
+        };
+        if new.is_empty() {
+            return;
+        }
+        self.tap.note_credentials(&new);
+        self.observing.secrets(&new);
     }
 
     /// What the upstream's session table says about the session a request

@@ -35,9 +35,6 @@ pub(super) struct Recording {
     journalled: bool,
     /// Session ids seen so far, masked in every recorded message.
     sessions: Vec<String>,
-    /// Credential values seen in client requests, already secrets of
-    /// `redactor` (kept in memory only).
-    credentials: std::collections::HashSet<String>,
     /// Masks secrets before anything is journalled or kept.
     redactor: Redactor,
     /// Warns about messages that break the MCP schema.
@@ -87,7 +84,6 @@ impl Tap {
             journal: Some(journal),
             journalled: false,
             sessions: Vec::new(),
-            credentials: Default::default(),
             redactor,
             watch: Watch::default(),
         })))))
@@ -129,25 +125,13 @@ impl Tap {
         }
     }
 
-    /// A client request's credential headers (`Authorization`, `Cookie`,
-    /// API keys): their values are secrets from now on, masked wherever
-    /// the upstream echoes them.
-    pub(super) fn note_credentials(&self, headers: &http::HeaderMap) {
-        let seen = super::credentials::in_headers(headers);
-        if seen.is_empty() {
-            return;
-        }
+    /// Credentials first seen in a client's request: secrets from now on,
+    /// masked wherever the upstream echoes them.
+    pub(super) fn note_credentials(&self, new: &[(String, String)]) {
         let Some(mut recording) = self.lock() else {
             return;
         };
-        let new: Vec<(String, String)> = seen
-            .into_iter()
-            .filter(|(_, value)| recording.credentials.insert(value.clone()))
-            .collect();
-        if new.is_empty() {
-            return;
-        }
-        match recording.redactor.with_secrets(&new) {
+        match recording.redactor.with_secrets(new) {
             Ok(redactor) => recording.redactor = redactor,
             Err(e) => tracing::warn!("cannot mask a client's credentials: {e}"),
         }

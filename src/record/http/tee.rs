@@ -41,6 +41,13 @@ impl Observing {
         self.0.is_some()
     }
 
+    /// Tells the observer about credentials, which it must never show.
+    pub(super) fn secrets(&self, secrets: &[(String, String)]) {
+        if let Some(observer) = &self.0 {
+            observer.secrets(secrets);
+        }
+    }
+
     /// Shows one message (or batch) that went `direction`; blank ones are
     /// not messages.
     pub(super) fn see(&self, direction: Direction, bytes: &[u8]) {
