@@ -39,6 +39,16 @@ pub struct Cassette {
 }
 
 impl Cassette {
+    /// Every tool definition the recorded `tools/list` answers hold, in
+    /// recorded order.
+    pub fn listed_tools(&self) -> impl Iterator<Item = &Value> {
+        self.interactions
+            .iter()
+            .filter(|i| i.method() == "tools/list")
+            .filter_map(|i| i.response.as_ref()?.pointer("/result/tools")?.as_array())
+            .flatten()
+    }
+
     /// The recorded retry of interaction `position` (an `input_required`
     /// answer): the next interaction of the same method whose request carries
     /// the same `requestState` (or, without one, the same name).

@@ -217,12 +217,7 @@ fn advertised<'a>(
     field: &'a str,
 ) -> impl Iterator<Item = (&'a str, &'a Value)> + 'a {
     cassette
-        .interactions
-        .iter()
-        .filter(|interaction| interaction.method() == "tools/list")
-        .filter_map(|interaction| interaction.response.as_ref()?.pointer("/result/tools"))
-        .filter_map(Value::as_array)
-        .flatten()
+        .listed_tools()
         .filter_map(move |tool| Some((tool.get("name")?.as_str()?, tool.get(field)?)))
 }
 

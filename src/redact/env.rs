@@ -177,7 +177,7 @@ fn value_looks_secret(value: &str) -> bool {
 }
 
 /// A variable name as a placeholder name: `[A-Z0-9_]` only.
-pub(super) fn placeholder_name(var: &str) -> String {
+pub(crate) fn placeholder_name(var: &str) -> String {
     let name: String = var
         .chars()
         .map(|c| {

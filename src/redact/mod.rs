@@ -23,6 +23,8 @@
 
 mod command;
 mod env;
+
+pub(crate) use env::placeholder_name;
 mod escapes;
 mod message;
 mod names;

@@ -50,21 +50,9 @@ impl Handler for Engine {
             // replay opens itself (see `subscriptions`).
             listen_streams: cassette.protocol.era != Era::Modern
                 && self.config().cross_era == CrossEra::Auto,
-            tools: recorded_tools(cassette),
+            tools: cassette.listed_tools().cloned().collect(),
         }
     }
-}
-
-/// Every tool definition the recorded `tools/list` answers hold.
-fn recorded_tools(cassette: &Cassette) -> Vec<Value> {
-    cassette
-        .interactions
-        .iter()
-        .filter(|i| i.method() == "tools/list")
-        .filter_map(|i| i.response.as_ref()?.pointer("/result/tools")?.as_array())
-        .flatten()
-        .cloned()
-        .collect()
 }
 
 /// Whether the recorded server handed out sessions: its first successful

@@ -697,14 +697,7 @@ fn suggested_case(cassette: &Cassette, miss: &Miss) -> Value {
         Some(_) if miss.shortened => None,
         when => when,
     };
-    let tools: Vec<Value> = cassette
-        .interactions
-        .iter()
-        .filter(|i| i.method() == "tools/list")
-        .filter_map(|i| i.response.as_ref()?.pointer("/result/tools")?.as_array())
-        .flatten()
-        .cloned()
-        .collect();
+    let tools: Vec<Value> = cassette.listed_tools().cloned().collect();
     let mut result = crate::example::method_result(&miss.method, when.as_ref(), &tools);
     if cassette.protocol.era == crate::protocol::Era::Modern {
         result = crate::fixture::modern_result(&miss.method, result);

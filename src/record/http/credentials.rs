@@ -156,16 +156,7 @@ fn push_credential(secrets: &mut Vec<(String, String)>, name: &str, value: &str,
 /// `x-api-key` → `X_API_KEY`: a placeholder name (letters, digits, `_`,
 /// starting with a letter).
 fn placeholder_name(header: &str) -> String {
-    let name: String = header
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let name = crate::redact::placeholder_name(header);
     if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
         name
     } else {
