@@ -356,12 +356,11 @@ impl Builder {
             Some(index) if !(self.is_listen(index) && self.open.contains(&index)) => {
                 Place::After(index, self.interactions[index].after.len())
             }
+            // The last client message opened a listen stream that is still
+            // open (what follows is its own), or there was none yet.
             _ => match stream.or(self.open.last().copied()) {
                 Some(index) => Place::During(index, self.interactions[index].during.len()),
-                None => match self.last_client {
-                    Some(index) => Place::After(index, self.interactions[index].after.len()),
-                    None => Place::Opening(self.opening.len()),
-                },
+                None => Place::Opening(self.opening.len()),
             },
         }
     }
