@@ -111,7 +111,11 @@ impl OAuth {
             (&Method::POST, "/register") => self.register(body),
             (&Method::GET, "/authorize") => self.authorize(query.unwrap_or_default()),
             (&Method::POST, "/token") => self.token(body),
-            _ => reply::method_not_allowed(if path == "/authorize" { "GET" } else { "POST" }),
+            _ => reply::method_not_allowed(if matches!(path, "/token" | "/register") {
+                "POST"
+            } else {
+                "GET"
+            }),
         }
     }
 
