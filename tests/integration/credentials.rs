@@ -14,7 +14,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
-use crate::support::http::Served;
+use crate::support::http::{Served, record_upstream, replay_listen};
 use crate::support::loopback;
 use crate::support::mcpcassette;
 
@@ -123,12 +123,8 @@ fn the_recorders_credentials_reach_the_upstream_and_nothing_else() {
     let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auth.json");
-    let mut record = mcpcassette();
+    let mut record = record_upstream(&path, &url);
     record
-        .arg("record")
-        .arg("--cassette")
-        .arg(&path)
-        .args(["--upstream", &url, "--listen", "127.0.0.1:0"])
         .args(["--header", &format!("X-Api-Key: {API_KEY}")])
         .args(["--bearer-env", "UPSTREAM_BEARER_FOR_TEST"])
         // A name that does not look secret: only --bearer-env makes it so.
@@ -178,13 +174,7 @@ fn credentials_a_client_sends_are_never_stored_even_when_echoed() {
     let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("client.json");
-    let mut record = mcpcassette();
-    record.arg("record").arg("--cassette").arg(&path).args([
-        "--upstream",
-        &url,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let record = record_upstream(&path, &url);
     let recorder = Served::start_capturing_stderr(record);
     let bearer = format!("Bearer {CLIENT_TOKEN}");
     let cookie = format!("sid={CLIENT_COOKIE}; theme=dark");
@@ -225,13 +215,8 @@ fn replay_accepts_anyone_unless_asked_for_a_bearer_token() {
     let (upstream, url) = echoing_upstream(Arc::clone(&seen));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("replayed.json");
-    let mut record = mcpcassette();
-    record
-        .arg("record")
-        .arg("--cassette")
-        .arg(&path)
-        .args(["--upstream", &url, "--listen", "127.0.0.1:0"])
-        .args(["--header", &format!("X-Api-Key: {API_KEY}")]);
+    let mut record = record_upstream(&path, &url);
+    record.args(["--header", &format!("X-Api-Key: {API_KEY}")]);
     let recorder = Served::start(record);
     let (status, _) = post(&recorder.url, &call(1), &[]);
     assert_eq!(status, StatusCode::OK);
@@ -239,11 +224,8 @@ fn replay_accepts_anyone_unless_asked_for_a_bearer_token() {
     drop(upstream);
 
     let replay = |auth: &str| {
-        let mut replay = mcpcassette();
-        replay
-            .arg("replay")
-            .arg(&path)
-            .args(["--listen", "127.0.0.1:0", "--auth", auth]);
+        let mut replay = replay_listen(&path);
+        replay.args(["--auth", auth]);
         Served::start_capturing_stderr(replay)
     };
     let open = replay("none");
@@ -297,12 +279,8 @@ fn the_cassette_can_ask_for_credentials_and_the_flag_wins() {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}});
     let replay = |flags: &[&str]| {
-        let mut replay = mcpcassette();
-        replay
-            .arg("replay")
-            .arg(&path)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(flags);
+        let mut replay = replay_listen(&path);
+        replay.args(flags);
         Served::start_capturing_stderr(replay)
     };
     let guarded = replay(&[]);

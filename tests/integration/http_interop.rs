@@ -10,7 +10,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, rmcp_http_server};
+use crate::support::http::{Served, record_upstream, replay_listen, rmcp_http_server};
 use crate::support::mcpcassette;
 
 #[derive(Debug, Clone, Copy)]
@@ -180,12 +180,7 @@ async fn across_eras(recorded: Era, client: Era) {
     assert!(recorder.stop().success());
     drop(live);
 
-    let mut replay = mcpcassette();
-    replay
-        .arg("replay")
-        .arg(&path)
-        .args(["--listen", "127.0.0.1:0"]);
-    let replayer = Served::start_capturing_stderr(replay);
+    let replayer = Served::start_capturing_stderr(replay_listen(&path));
     let mut replayed = session(&replayer.url, client).await;
     let (status, stderr) = replayer.stop_with_stderr();
     assert!(status.success(), "replay had misses: {stderr}");

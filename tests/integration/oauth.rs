@@ -11,17 +11,14 @@ use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationReque
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 
-use crate::support::http::Served;
-use crate::support::{mcpcassette, root};
+use crate::support::http::{Served, replay_listen};
+use crate::support::root;
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 fn replay(auth: &str) -> Served {
-    let mut replay = mcpcassette();
-    replay
-        .arg("replay")
-        .arg(root().join("cassettes/demo-legacy.json"))
-        .args(["--listen", "127.0.0.1:0", "--auth", auth]);
+    let mut replay = replay_listen(&root().join("cassettes/demo-legacy.json"));
+    replay.args(["--auth", auth]);
     Served::start_capturing_stderr(replay)
 }
 

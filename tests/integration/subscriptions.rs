@@ -18,8 +18,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, rmcp_http_server};
-use crate::support::mcpcassette;
+use crate::support::http::{Served, record_upstream, replay_listen, rmcp_http_server};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 /// How long a listen stream is watched for a notification that must not
@@ -307,12 +306,7 @@ async fn modern_session(url: &str, listen_id: u64) -> Value {
 }
 
 fn replay_server(path: &std::path::Path) -> Served {
-    let mut replay = mcpcassette();
-    replay
-        .arg("replay")
-        .arg(path)
-        .args(["--listen", "127.0.0.1:0"]);
-    Served::start_capturing_stderr(replay)
+    Served::start_capturing_stderr(replay_listen(path))
 }
 
 /// Stops replay, which must have answered everything.
@@ -395,16 +389,13 @@ async fn a_legacy_client_of_a_modern_recording_gets_the_change_untagged() {
     stop_clean(replayer);
 }
 
-/// A legacy recording (the server notified the session that changed the
-/// list) replayed to a modern client: the listen stream replay opens
-/// acknowledges what the recorded capabilities allow, and carries the
-/// change, tagged, after its cause.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_modern_client_of_a_legacy_recording_gets_the_change_on_its_listen_stream() {
+/// Records into `path` a legacy session of the live rmcp server with its GET
+/// stream open: `echo`, then the tool that changes the list, whose change
+/// the server sends on the GET stream. The change and the GET stream's
+/// event ids (its priming event's too).
+async fn record_legacy_change(path: &std::path::Path) -> (Value, Vec<String>) {
     let live = Served::start(rmcp_http_server());
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("legacy.json");
-    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorder = Served::start(record_upstream(path, &live.url));
     let mut http = Http::new(&recorder.url);
     http.initialize().await;
     assert!(http.session.is_some(), "a legacy session");
@@ -419,17 +410,30 @@ async fn a_modern_client_of_a_legacy_recording_gets_the_change_on_its_listen_str
     let triggered = http
         .send(&call(3, "test_trigger_tool_change", json!({}), false))
         .await;
-    let on_session = session_stream.next(PATIENCE).await;
     assert!(
-        triggered
-            .iter()
-            .chain(&on_session)
-            .any(|m| m["method"] == TOOLS_CHANGED),
-        "the live legacy server notified its session: {triggered:?} {on_session:?}"
+        triggered.iter().all(|m| m["method"] != TOOLS_CHANGED),
+        "not in the call's answer: {triggered:?}"
     );
+    let live_change = session_stream
+        .next(PATIENCE)
+        .await
+        .expect("the live legacy server notified its session on the GET stream");
+    assert_eq!(live_change["method"], TOOLS_CHANGED);
+    let live_ids = session_stream.ids.clone();
     drop((http, session_stream));
     assert!(recorder.stop().success());
-    drop(live);
+    (live_change, live_ids)
+}
+
+/// A legacy recording (the server notified the session that changed the
+/// list) replayed to a modern client: the listen stream replay opens
+/// acknowledges what the recorded capabilities allow, and carries the
+/// change, tagged, after its cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_client_of_a_legacy_recording_gets_the_change_on_its_listen_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("legacy.json");
+    record_legacy_change(&path).await;
     let cassette = mcpcassette::cassette::load(&path).unwrap();
     assert_eq!(cassette.protocol.era, mcpcassette::protocol::Era::Legacy);
 
@@ -479,29 +483,9 @@ async fn a_modern_client_of_a_legacy_recording_gets_the_change_on_its_listen_str
 /// priming event, and resumable after any of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_stream_messages_replay_on_the_get_stream_as_framed() {
-    let live = Served::start(rmcp_http_server());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("legacy.json");
-    let recorder = Served::start(record_upstream(&path, &live.url));
-    let mut http = Http::new(&recorder.url);
-    http.initialize().await;
-    let mut session_stream = http.get_stream().await;
-    let triggered = http
-        .send(&call(3, "test_trigger_tool_change", json!({}), false))
-        .await;
-    assert!(
-        triggered.iter().all(|m| m["method"] != TOOLS_CHANGED),
-        "{triggered:?}"
-    );
-    let live_change = session_stream
-        .next(PATIENCE)
-        .await
-        .expect("on the GET stream");
-    assert_eq!(live_change["method"], TOOLS_CHANGED);
-    let live_ids = session_stream.ids.clone();
-    drop((http, session_stream));
-    assert!(recorder.stop().success());
-    drop(live);
+    let (live_change, live_ids) = record_legacy_change(&path).await;
 
     let cassette = mcpcassette::cassette::load(&path).unwrap();
     let trigger = cassette

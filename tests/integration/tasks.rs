@@ -16,8 +16,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, rmcp_http_server};
-use crate::support::mcpcassette;
+use crate::support::http::{Served, record_upstream, replay_listen, rmcp_http_server};
 
 /// A modern client that declares the tasks extension.
 async fn connect(url: &str) -> RunningService<RoleClient, ClientConfig> {
@@ -89,11 +88,8 @@ async fn a_task_polled_faster_or_slower_than_recorded_still_completes() {
         "a second at 100 ms: {recorded_polls} polls"
     );
 
-    let mut replay = mcpcassette();
-    replay
-        .arg("replay")
-        .arg(&path)
-        .args(["--listen", "127.0.0.1:0", "--fail-on-unused"]);
+    let mut replay = replay_listen(&path);
+    replay.arg("--fail-on-unused");
     let replayer = Served::start_capturing_stderr(replay);
     // Faster: as many polls as recorded would have been answered; more
     // get the final status again.

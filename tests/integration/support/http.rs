@@ -26,6 +26,17 @@ pub fn record_upstream(cassette: &std::path::Path, upstream: &str) -> Command {
     record
 }
 
+/// `mcpcassette replay CASSETTE --listen 127.0.0.1:0`: the recording served
+/// over Streamable HTTP.
+pub fn replay_listen(cassette: &std::path::Path) -> Command {
+    let mut replay = mcpcassette();
+    replay
+        .arg("replay")
+        .arg(cassette)
+        .args(["--listen", "127.0.0.1:0"]);
+    replay
+}
+
 /// A child process that prints its URL first and is stopped with SIGINT.
 pub struct Served {
     child: Child,
