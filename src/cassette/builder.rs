@@ -130,7 +130,12 @@ impl Builder {
 
     /// Interactions whose request is answered, or which are notifications.
     pub fn completed(&self) -> usize {
-        self.interactions.len() - self.open.len()
+        let challenges = self
+            .interactions
+            .iter()
+            .filter(|interaction| is_challenge(interaction))
+            .count();
+        (self.interactions.len() - self.open.len()).saturating_sub(challenges)
     }
 
     /// The index the next client request or notification will get: compare
@@ -415,6 +420,10 @@ impl Builder {
     /// The cassette recorded so far. Requests still in flight are kept,
     /// without a response.
     pub fn finish(mut self) -> Cassette {
+        // A client answered 401 retries with a token: the retry is what
+        // replays, and the challenge is in the transport's `auth`.
+        self.interactions
+            .retain(|interaction| !is_challenge(interaction));
         // Timing matters between messages: a lone response keeps none, so
         // that re-recording a plain exchange changes nothing in the file.
         for interaction in &mut self.interactions {
@@ -435,6 +444,14 @@ impl Builder {
             interactions: self.interactions,
         }
     }
+}
+
+/// Whether an interaction's answer was an authentication challenge.
+fn is_challenge(interaction: &Interaction) -> bool {
+    interaction
+        .http
+        .as_ref()
+        .is_some_and(|http| http.auth_challenge)
 }
 
 /// Reads era, version and server identity off the recorded handshake: the

@@ -137,6 +137,46 @@ pub struct HttpEndpointBehaviour {
     /// often a `retry:`, no data), which a client resumes after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub get_priming: Option<SseFrame>,
+    /// What the server asked of clients that came without (enough of) a
+    /// token, for `replay --auth oauth` to ask the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<RecordedAuth>,
+}
+
+/// How a protected server challenged its clients while recording. The
+/// challenges themselves (401, and 403 `insufficient_scope`) are not
+/// interactions: a client retries the same request with a token, and that
+/// is what is recorded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordedAuth {
+    /// The `scopes_supported` of its protected-resource metadata.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes_supported: Vec<String>,
+    /// The `scope` its 401 asked for, if it named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Requests it answered with 403 `insufficient_scope` until the token
+    /// carried more scope (step-up authorization).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_up: Vec<StepUp>,
+    /// Whether its authorization server issued refresh tokens (absent when
+    /// no token was seen). Clients step up differently with one: replay
+    /// issues them only if the recorded server did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_tokens: Option<bool>,
+}
+
+/// One request that needs more scope than the first token carried.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepUp {
+    /// Its method (`tools/call`).
+    pub method: String,
+    /// Its `params.name` (a tool, a prompt) or `params.uri` (a resource),
+    /// if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The scope the 403 asked for (space-separated).
+    pub scope: String,
 }
 
 impl HttpEndpointBehaviour {
@@ -183,6 +223,11 @@ pub struct HttpExchange {
     /// framing there; replay sends them down the GET stream the same way.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub get_stream: Vec<StreamedEvent>,
+    /// The answer was an authentication challenge (401, or 403
+    /// `insufficient_scope`): in the journal only, for the interaction
+    /// never reaches the cassette (see [`RecordedAuth`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auth_challenge: bool,
 }
 
 /// One server message of an interaction that travelled on the session's

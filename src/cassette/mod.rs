@@ -15,8 +15,8 @@ pub use format::{
     Transport,
 };
 pub use format::{
-    EventRef, HttpEndpointBehaviour, HttpExchange, HttpSituation, SessionState, SseFrame,
-    StreamedEvent,
+    EventRef, HttpEndpointBehaviour, HttpExchange, HttpSituation, RecordedAuth, SessionState,
+    SseFrame, StepUp, StreamedEvent,
 };
 pub use resolve::ResolveError;
 pub use rules::{

@@ -21,6 +21,7 @@ mod matching;
 mod mock;
 mod negotiation;
 mod oauth;
+mod oauth_upstream;
 mod properties;
 mod python_sdk;
 mod record;

@@ -141,8 +141,19 @@ fn push_credential(secrets: &mut Vec<(String, String)>, name: &str, value: &str,
         }
     };
     push(value);
-    if let Some((_, credentials)) = value.trim().split_once(' ') {
+    if let Some((scheme, credentials)) = value.trim().split_once(' ') {
         push(credentials);
+        // `Basic base64(id:secret)`: the secret, as it may travel elsewhere.
+        if scheme.eq_ignore_ascii_case("basic")
+            && let Ok(decoded) = base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                credentials.trim(),
+            )
+            && let Ok(decoded) = String::from_utf8(decoded)
+            && let Some((_, secret)) = decoded.split_once(':')
+        {
+            push(secret);
+        }
     }
     if name.eq_ignore_ascii_case("cookie") {
         for cookie in value.split(';') {
@@ -183,6 +194,11 @@ mod tests {
     fn credential_headers_and_their_parts_are_secrets() {
         let seen = in_headers(&headers(&[
             ("authorization", "Bearer sk-live-0123456789"),
+            // client-id:client-secret-0123
+            (
+                "proxy-authorization",
+                "Basic Y2xpZW50LWlkOmNsaWVudC1zZWNyZXQtMDEyMw==",
+            ),
             ("cookie", "session=abcdef123456; theme=dark"),
             ("x-api-key", "key-9876543210"),
             ("x-auth-token", "tok-1234567890"),
@@ -192,6 +208,7 @@ mod tests {
         let values: Vec<&str> = seen.iter().map(|(_, v)| v.as_str()).collect();
         assert!(values.contains(&"Bearer sk-live-0123456789"));
         assert!(values.contains(&"sk-live-0123456789"));
+        assert!(values.contains(&"client-secret-0123"), "{values:?}");
         assert!(values.contains(&"abcdef123456"));
         assert!(!values.contains(&"dark"), "too short to mask: {values:?}");
         assert!(values.contains(&"key-9876543210"));

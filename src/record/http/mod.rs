@@ -56,6 +56,7 @@
 //! cassette recovered from it answers over HTTP as the finished one would.
 
 mod credentials;
+mod oauth;
 mod proxy;
 mod tap;
 mod tee;

@@ -17,10 +17,11 @@ use hyper::body::Incoming;
 
 use super::super::Observer;
 use super::credentials::{self, UpstreamHeaders};
+use super::oauth::{self, Learnt, StandIn};
 use super::tap::{Opened, Tap};
 use super::tee::{Announcement, BoxError, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
-use crate::cassette::Direction;
+use crate::cassette::{Direction, StepUp};
 use crate::transport::http::{self as http_transport, SessionLookup, error_chain, header_text};
 
 /// The body of every response the proxy sends.
@@ -40,6 +41,8 @@ pub(super) struct Proxy {
     upstream_headers: UpstreamHeaders,
     /// Credential values seen in client requests so far (in memory only).
     credentials: Mutex<HashSet<String>>,
+    /// Stands in for the upstream's authorization servers (see [`oauth`]).
+    stand_in: StandIn,
     client: UpstreamClient,
     tap: Tap,
     /// Sees every MCP message that passes.
@@ -102,6 +105,8 @@ struct Sent {
     started: Instant,
     /// `http://host:port` as the client reached the proxy.
     origin: String,
+    /// The body, read again only if the upstream asks for more scope.
+    body: Bytes,
 }
 
 impl Proxy {
@@ -119,6 +124,7 @@ impl Proxy {
             upstream,
             upstream_headers,
             credentials: Mutex::default(),
+            stand_in: StandIn::default(),
             client,
             tap,
             observing: Observing(observer),
@@ -155,6 +161,16 @@ impl Proxy {
         // echo the client's credentials, now or later.
         self.note_credentials(&parts.headers);
         let on_endpoint = parts.uri.path() == self.upstream.path();
+        if !on_endpoint && StandIn::serves(parts.uri.path()) {
+            let origin = self.origin(&parts.headers);
+            let request = Request::from_parts(parts, body);
+            let (response, learnt) = self
+                .stand_in
+                .handle(&self.client, &self.upstream, request, &origin)
+                .await;
+            self.learn(learnt);
+            return Ok(response);
+        }
         let is_mcp = on_endpoint || self.tap.post_endpoint().as_deref() == Some(parts.uri.path());
         let (lookup, issues_sessions) = self.session_lookup(&parts.headers);
         let bodiless = http_transport::bodiless_situation(
@@ -179,6 +195,7 @@ impl Proxy {
             started,
             origin: self.origin(&parts.headers),
             method: parts.method.clone(),
+            body: body.clone(),
         };
         if sent.method == Method::POST && is_mcp {
             // Seen as it goes: its answer cannot come before.
@@ -215,6 +232,63 @@ impl Proxy {
         }
         self.tap.note_credentials(&new);
         self.observing.secrets(&new);
+    }
+
+    /// What the OAuth stand-in learnt: credentials are secrets from now
+    /// on; the scopes the upstream offers go into the transport's `auth`.
+    fn learn(&self, learnt: Learnt) {
+        if !learnt.secrets.is_empty() {
+            self.tap.note_credentials(&learnt.secrets);
+            self.observing.secrets(&learnt.secrets);
+        }
+        if let Some(refresh) = learnt.refresh_token {
+            self.tap.behaviour(|b| {
+                let seen = &mut b.auth.get_or_insert_default().refresh_tokens;
+                *seen = Some(seen.unwrap_or(false) || refresh);
+            });
+        }
+        if let Some(scopes) = learnt.scopes_supported.filter(|s| !s.is_empty()) {
+            self.tap
+                .behaviour(|b| b.auth.get_or_insert_default().scopes_supported = scopes);
+        }
+    }
+
+    /// An upstream's 401 or 403 (`insufficient_scope`) to MCP traffic: its
+    /// `resource_metadata` points at the proxy, and the challenge is noted
+    /// in the transport's `auth` rather than recorded as an interaction.
+    fn challenged(&self, sent: &Sent, status: StatusCode, headers: &mut HeaderMap) {
+        if !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            return;
+        }
+        self.stand_in.rewrite_challenge(headers, &sent.origin);
+        let challenge = header_text(headers, header::WWW_AUTHENTICATE.as_str());
+        let Some(challenge) = challenge.filter(|_| sent.is_mcp && sent.method == Method::POST)
+        else {
+            return;
+        };
+        let scope = oauth::auth_param(&challenge, "scope");
+        if status == StatusCode::UNAUTHORIZED {
+            self.tap.behaviour(|b| {
+                let auth = b.auth.get_or_insert_default();
+                if auth.scope.is_none() {
+                    auth.scope = scope;
+                }
+            });
+        } else if oauth::auth_param(&challenge, "error").as_deref() == Some("insufficient_scope") {
+            let needs = step_ups(&sent.body, scope.as_deref().unwrap_or_default());
+            self.tap.behaviour(|b| {
+                let auth = b.auth.get_or_insert_default();
+                for step_up in needs {
+                    if !auth.step_up.contains(&step_up) {
+                        auth.step_up.push(step_up);
+                    }
+                }
+            });
+        } else {
+            return;
+        }
+        self.tap
+            .exchange(&sent.opened.interactions, |http| http.auth_challenge = true);
     }
 
     /// What the upstream's session table says about the session a request
@@ -270,6 +344,7 @@ impl Proxy {
     /// Passes the upstream's answer on, reading it into the recording.
     fn answer(&self, sent: &Sent, response: Response<Incoming>) -> Response<ProxyBody> {
         let (mut parts, body) = response.into_parts();
+        self.challenged(sent, parts.status, &mut parts.headers);
         let status = parts.status.as_u16();
         let media_type = media_type(&parts.headers);
         let issued_session = header_text(&parts.headers, SESSION);
@@ -406,7 +481,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A plain-text answer of our own.
-fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {
+pub(super) fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {
     let mut response = Response::new(
         Full::new(Bytes::from(text))
             .map_err(|never| match never {})
@@ -418,6 +493,28 @@ fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+/// The requests of a POST body that a 403 asked `scope` for.
+fn step_ups(body: &[u8], scope: &str) -> Vec<StepUp> {
+    let messages = super::tap::parse_messages(body).unwrap_or_default();
+    messages
+        .iter()
+        .filter(|message| message.get("id").is_some())
+        .filter_map(|message| {
+            let method = message.get("method")?.as_str()?.to_owned();
+            let params = message.get("params");
+            let name = params
+                .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned);
+            Some(StepUp {
+                method,
+                name,
+                scope: scope.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// The media type of `Content-Type`, without parameters, lower case.

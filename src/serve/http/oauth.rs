@@ -16,7 +16,11 @@
 //! - `POST /token`: the authorization-code grant (the PKCE verifier must
 //!   match the challenge) and the refresh-token grant.
 //! - The MCP endpoint answers 401 with `WWW-Authenticate: Bearer
-//!   resource_metadata=…` to a request without a token this server issued.
+//!   resource_metadata=…` to a request without a token this server issued
+//!   (naming the `scope` the recorded server's 401 named), and 403
+//!   `insufficient_scope` to a request the recorded server refused so
+//!   until the client stepped up to more scope, when the token lacks it.
+//!   Tokens carry the scope the client asked for.
 //!
 //! Everything lives in memory for the replay's lifetime. Codes and tokens
 //! are random and never logged.
@@ -34,6 +38,7 @@ use sha2::{Digest, Sha256};
 
 use super::reply::{self, Response};
 use super::session::{fresh_id, lock};
+use crate::cassette::RecordedAuth;
 
 /// How long an access token is good for; the client refreshes after.
 const ACCESS_TOKEN_SECONDS: u64 = 3600;
@@ -47,6 +52,8 @@ pub(super) struct OAuth {
     issuer: String,
     /// The MCP endpoint's path (`/mcp`).
     endpoint: String,
+    /// What the recorded server asked of clients.
+    recorded: RecordedAuth,
     state: Mutex<State>,
     counter: AtomicU64,
 }
@@ -55,8 +62,8 @@ pub(super) struct OAuth {
 struct State {
     /// Codes waiting for their exchange.
     codes: HashMap<String, Grant>,
-    /// Access tokens, with when they expire.
-    access: HashMap<String, Instant>,
+    /// Access tokens, with when they expire and the scope they carry.
+    access: HashMap<String, (Instant, Option<String>)>,
     /// Refresh tokens, with the scope they carry.
     refresh: HashMap<String, Option<String>>,
 }
@@ -72,11 +79,13 @@ struct Grant {
 }
 
 impl OAuth {
-    /// For a replay at `issuer` serving MCP at `endpoint`.
-    pub(super) fn new(issuer: String, endpoint: String) -> Self {
+    /// For a replay at `issuer` serving MCP at `endpoint`, challenging
+    /// clients as `recorded`.
+    pub(super) fn new(issuer: String, endpoint: String, recorded: RecordedAuth) -> Self {
         OAuth {
             issuer,
             endpoint,
+            recorded,
             state: Mutex::default(),
             counter: AtomicU64::new(0),
         }
@@ -121,24 +130,73 @@ impl OAuth {
 
     /// A request to the MCP endpoint needs a live access token from here.
     pub(super) fn check(&self, headers: &HeaderMap) -> Result<(), Response> {
-        let token = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim());
-        let Some(token) = token else {
+        let Some(token) = bearer(headers) else {
             return Err(self.challenge(None));
         };
         let valid = lock(&self.state)
             .access
             .get(token)
-            .is_some_and(|expires| *expires > Instant::now());
+            .is_some_and(|(expires, _)| *expires > Instant::now());
         if valid {
             Ok(())
         } else {
             Err(self.challenge(Some("invalid_token")))
         }
+    }
+
+    /// A request the recorded server refused with 403 `insufficient_scope`
+    /// until the client stepped up gets the same, while its token (already
+    /// [`check`](Self::check)ed) lacks that scope.
+    pub(super) fn check_scope(
+        &self,
+        headers: &HeaderMap,
+        messages: &[Value],
+    ) -> Result<(), Response> {
+        if self.recorded.step_up.is_empty() {
+            return Ok(());
+        }
+        let granted = bearer(headers)
+            .and_then(|token| lock(&self.state).access.get(token).map(|(_, s)| s.clone()))
+            .flatten()
+            .unwrap_or_default();
+        let granted: Vec<&str> = granted.split_whitespace().collect();
+        for message in messages.iter().filter(|m| m.get("id").is_some()) {
+            let method = message.get("method").and_then(Value::as_str);
+            let params = message.get("params");
+            let name = params
+                .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+                .and_then(Value::as_str);
+            let needed =
+                self.recorded.step_up.iter().find(|rule| {
+                    Some(rule.method.as_str()) == method && rule.name.as_deref() == name
+                });
+            if let Some(rule) = needed
+                && !rule.scope.split_whitespace().all(|s| granted.contains(&s))
+            {
+                return Err(self.forbidden(&rule.scope));
+            }
+        }
+        Ok(())
+    }
+
+    /// 403 `insufficient_scope`, naming the scope to ask for.
+    fn forbidden(&self, scope: &str) -> Response {
+        let value = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{}\", error_description=\"Insufficient scope\"",
+            self.resource_metadata_url()
+        );
+        let mut response = reply::raw(
+            StatusCode::FORBIDDEN,
+            Some("application/json"),
+            &json!({"error": "insufficient_scope", "error_description": "Insufficient scope"})
+                .to_string(),
+        );
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
     }
 
     /// 401 pointing at the protected-resource metadata.
@@ -149,6 +207,9 @@ impl OAuth {
         );
         if let Some(error) = error {
             value.push_str(&format!(", error=\"{error}\""));
+        }
+        if let Some(scope) = &self.recorded.scope {
+            value.push_str(&format!(", scope=\"{scope}\""));
         }
         let mut response = reply::raw(
             StatusCode::UNAUTHORIZED,
@@ -177,17 +238,39 @@ impl OAuth {
     }
 
     fn resource_metadata(&self) -> Value {
-        json!({
+        let mut metadata = json!({
             "resource": self.resource(),
             "authorization_servers": [self.issuer],
             "bearer_methods_supported": ["header"],
             "resource_name": "mcpcassette replay",
-        })
+        });
+        if !self.recorded.scopes_supported.is_empty() {
+            metadata["scopes_supported"] = json!(self.recorded.scopes_supported);
+        }
+        metadata
+    }
+
+    /// Every scope the recording names, in the order first named.
+    fn scopes(&self) -> Vec<&str> {
+        let recorded = &self.recorded;
+        let mut scopes: Vec<&str> = Vec::new();
+        let named = recorded.scopes_supported.iter().map(String::as_str);
+        let asked = recorded.scope.iter().flat_map(|s| s.split_whitespace());
+        let stepped = recorded
+            .step_up
+            .iter()
+            .flat_map(|s| s.scope.split_whitespace());
+        for scope in named.chain(asked).chain(stepped) {
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        scopes
     }
 
     fn server_metadata(&self) -> Value {
         let at = |path: &str| format!("{}{path}", self.issuer);
-        json!({
+        let mut metadata = json!({
             "issuer": self.issuer,
             "authorization_endpoint": at("/authorize"),
             "token_endpoint": at("/token"),
@@ -198,7 +281,12 @@ impl OAuth {
             "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
             "client_id_metadata_document_supported": true,
             "authorization_response_iss_parameter_supported": true,
-        })
+        });
+        let scopes = self.scopes();
+        if !scopes.is_empty() {
+            metadata["scopes_supported"] = json!(scopes);
+        }
+        metadata
     }
 
     /// A fresh random value (a code, a token, a client id).
@@ -356,22 +444,29 @@ impl OAuth {
         }
     }
 
-    /// A new access and refresh token.
+    /// A new access token, and a refresh token unless the recorded
+    /// server's authorization server issued none.
     fn issue(&self, scope: Option<String>) -> Response {
         let access = self.fresh("at-");
-        let refresh = self.fresh("rt-");
+        let refresh = (self.recorded.refresh_tokens != Some(false)).then(|| self.fresh("rt-"));
         {
             let mut state = lock(&self.state);
             let expires = Instant::now() + Duration::from_secs(ACCESS_TOKEN_SECONDS);
-            state.access.insert(access.clone(), expires);
-            state.refresh.insert(refresh.clone(), scope.clone());
+            state
+                .access
+                .insert(access.clone(), (expires, scope.clone()));
+            if let Some(refresh) = &refresh {
+                state.refresh.insert(refresh.clone(), scope.clone());
+            }
         }
         let mut answer = json!({
             "access_token": access,
             "token_type": "Bearer",
             "expires_in": ACCESS_TOKEN_SECONDS,
-            "refresh_token": refresh,
         });
+        if let Some(refresh) = refresh {
+            answer["refresh_token"] = json!(refresh);
+        }
         if let Some(scope) = scope {
             answer["scope"] = json!(scope);
         }
@@ -381,6 +476,16 @@ impl OAuth {
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
     }
+}
+
+/// The token of `Authorization: Bearer TOKEN`.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
 }
 
 fn json(status: StatusCode, value: &Value) -> Response {
@@ -424,7 +529,11 @@ mod tests {
     use super::*;
 
     fn oauth() -> OAuth {
-        OAuth::new("http://127.0.0.1:9".into(), "/mcp".into())
+        OAuth::new(
+            "http://127.0.0.1:9".into(),
+            "/mcp".into(),
+            RecordedAuth::default(),
+        )
     }
 
     fn location(response: &Response) -> String {

@@ -35,6 +35,11 @@ pub(super) async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> 
     };
     match checked.await {
         Ok((messages, batch, body)) => {
+            if let Some(oauth) = &server.oauth
+                && let Err(refused) = oauth.check_scope(&parts.headers, &messages)
+            {
+                return refused;
+            }
             let post = Post {
                 headers: &parts.headers,
                 body,

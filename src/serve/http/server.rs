@@ -36,7 +36,7 @@ pub(super) struct Server {
     /// What a request must show to be served.
     pub(super) auth: Auth,
     /// `--auth oauth`: the authorization server.
-    oauth: Option<OAuth>,
+    pub(super) oauth: Option<OAuth>,
     session_mode: SessionMode,
     /// The handlers of isolated sessions, live or ended, to tell them
     /// when the clients have gone.
@@ -78,19 +78,27 @@ impl Server {
         local: SocketAddr,
     ) -> Self {
         let profile = handler.http_profile();
-        let (endpoint, get_status, delete_status, get_priming) = match &profile.transport {
-            Transport::StreamableHttp {
-                endpoint,
-                behaviour,
-                ..
-            } => (
-                normalise(endpoint),
-                behaviour.get_status,
-                behaviour.delete_status,
-                behaviour.get_priming.clone(),
-            ),
-            _ => (DEFAULT_ENDPOINT.to_owned(), None, None, None),
-        };
+        let (endpoint, get_status, delete_status, get_priming, recorded_auth) =
+            match &profile.transport {
+                Transport::StreamableHttp {
+                    endpoint,
+                    behaviour,
+                    ..
+                } => (
+                    normalise(endpoint),
+                    behaviour.get_status,
+                    behaviour.delete_status,
+                    behaviour.get_priming.clone(),
+                    behaviour.auth.clone().unwrap_or_default(),
+                ),
+                _ => (
+                    DEFAULT_ENDPOINT.to_owned(),
+                    None,
+                    None,
+                    None,
+                    Default::default(),
+                ),
+            };
         let http_sse_endpoints = match &profile.transport {
             Transport::HttpSse {
                 sse_endpoint,
@@ -110,7 +118,7 @@ impl Server {
             pace: config.pace,
             auth: config.auth,
             oauth: (config.auth == Auth::OAuth)
-                .then(|| OAuth::new(format!("http://{local}"), endpoint.clone())),
+                .then(|| OAuth::new(format!("http://{local}"), endpoint.clone(), recorded_auth)),
             session_mode: config.sessions,
             forks: Mutex::new(Vec::new()),
             endpoint,
