@@ -88,6 +88,20 @@ impl InFlight {
         waiting.len() > 1
     }
 
+    /// Request `index` is no longer in flight, whatever its id; true if
+    /// it was.
+    fn remove_index(&mut self, index: usize) -> bool {
+        let mut found = false;
+        self.0.retain(|_, waiting| {
+            if let Some(at) = waiting.iter().position(|&i| i == index) {
+                waiting.remove(at);
+                found = true;
+            }
+            !waiting.is_empty()
+        });
+        found
+    }
+
     /// The oldest unanswered request with `id`, which is no longer in
     /// flight.
     fn take(&mut self, id: &str) -> Option<usize> {
@@ -166,6 +180,16 @@ impl Builder {
     /// request, and later server traffic is no longer filed under it.
     pub fn unanswered(&mut self, request_id: &Value) {
         if let Some(index) = self.in_flight.take(&jsonrpc::id_key(request_id)) {
+            self.close(index);
+        }
+    }
+
+    /// Gives up on the request of interaction `index` (see
+    /// [`unanswered`](Self::unanswered)), as a recovery does for one whose
+    /// answer was an authentication challenge: the client's retry carries
+    /// the same id, and its response must not land here.
+    pub fn unanswered_at(&mut self, index: usize) {
+        if self.in_flight.remove_index(index) {
             self.close(index);
         }
     }

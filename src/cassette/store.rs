@@ -607,8 +607,12 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
         match read_entry(&line) {
             Ok(JournalEntry::Message { dir, msg }) => builder.observe(dir, msg),
             Ok(JournalEntry::Exchange { http, exchange }) => {
+                let challenge = exchange.auth_challenge;
                 if let Some(recorded) = builder.http_mut(http) {
                     *recorded = exchange;
+                }
+                if challenge {
+                    builder.unanswered_at(http);
                 }
             }
             Ok(JournalEntry::Behaviour { behaviour: latest }) => behaviour = Some(latest),
@@ -735,6 +739,36 @@ mod tests {
                 &json!({"jsonrpc": "2.0", "id": id, "result": {}}),
             )
             .unwrap();
+    }
+
+    #[test]
+    fn a_recovery_leaves_out_auth_challenges_and_files_the_retry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let mut j = journal(&path, &Rules::default());
+        let call =
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "admin"}});
+        j.append(Direction::ClientToServer, &call).unwrap();
+        let challenge = HttpExchange {
+            status: 403,
+            auth_challenge: true,
+            ..HttpExchange::default()
+        };
+        j.append_exchange(0, &challenge).unwrap();
+        // The client steps up and sends the same request, same id.
+        j.append(Direction::ClientToServer, &call).unwrap();
+        j.append(
+            Direction::ServerToClient,
+            &json!({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}),
+        )
+        .unwrap();
+        drop(j);
+        let recovery = recover(&path).unwrap().unwrap();
+        assert_eq!(recovery.interactions, 1);
+        let cassette = load(&path).unwrap();
+        assert_eq!(cassette.interactions.len(), 1, "{cassette:?}");
+        assert!(cassette.interactions[0].response.is_some());
+        assert!(cassette.interactions[0].http.is_none());
     }
 
     #[test]

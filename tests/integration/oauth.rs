@@ -100,3 +100,108 @@ async fn rmcps_oauth_client_authorizes_against_replay_and_the_session_replays() 
         );
     }
 }
+
+/// Without Node: `replay --auth oauth` is an OAuth-protected upstream of
+/// its own (resource metadata, an authorization server, tokens it checks),
+/// recorded through the proxy by rmcp's OAuth client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcps_oauth_client_records_a_protected_server_through_the_proxy() {
+    let upstream = replay("oauth");
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("protected.json");
+    let recorder = Served::start_capturing_stderr(crate::support::http::record_upstream(
+        &cassette,
+        &upstream.url,
+    ));
+    let url = recorder.url.clone();
+
+    let manager = AuthorizationManager::new_allowing_private_addresses(url.as_str())
+        .await
+        .unwrap();
+    let mut state = OAuthState::Unauthorized(manager);
+    state
+        .start_authorization(
+            AuthorizationRequest::new(REDIRECT).with_client_name("mcpcassette-oauth-test"),
+        )
+        .await
+        .expect("discovery through the proxy's stand-in");
+    let authorization_url = state.get_authorization_url().await.unwrap();
+    let proxy_origin = url.trim_end_matches("/mcp");
+    assert!(
+        authorization_url.starts_with(proxy_origin),
+        "the client authorizes at the stand-in: {authorization_url}"
+    );
+    // The stand-in redirects to the real authorization endpoint, which
+    // approves and redirects to the callback.
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let hop = client.get(&authorization_url).send().await.unwrap();
+    assert_eq!(hop.status(), 302);
+    let real = hop.headers()["location"].to_str().unwrap().to_owned();
+    let upstream_origin = upstream.url.trim_end_matches("/mcp");
+    assert!(real.starts_with(upstream_origin), "{real}");
+    let resource = format!("resource={}", urlencode(&upstream.url));
+    assert!(real.contains(&resource), "the upstream's resource: {real}");
+    // The real server answers to the stand-in's callback, which sends the
+    // browser on to the client's, with `iss` naming the stand-in.
+    let hop = client.get(&real).send().await.unwrap();
+    assert_eq!(hop.status(), 302);
+    let back = hop.headers()["location"].to_str().unwrap().to_owned();
+    assert!(back.starts_with(proxy_origin), "{back}");
+    let hop = client.get(&back).send().await.unwrap();
+    assert_eq!(hop.status(), 302);
+    let callback = hop.headers()["location"].to_str().unwrap().to_owned();
+    assert!(callback.starts_with(REDIRECT), "{callback}");
+    state
+        .handle_callback_url(&callback)
+        .await
+        .expect("the code exchange through the stand-in");
+    let manager = state.into_authorization_manager().expect("authorized");
+    let token = manager.get_access_token().await.unwrap();
+
+    let client = AuthClient::new(reqwest::Client::new(), manager);
+    let transport = StreamableHttpClientTransport::with_client(
+        client,
+        StreamableHttpClientTransportConfig::with_uri(url.clone()),
+    );
+    let session = ().serve(transport).await.expect("an authorized session");
+    let tools = session.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    session.cancel().await.unwrap();
+
+    let journal = std::fs::read_to_string(dir.path().join("protected.json.journal")).unwrap();
+    let (status, stderr) = recorder.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+    let code = callback
+        .split(['?', '&'])
+        .find_map(|pair| pair.strip_prefix("code="))
+        .unwrap();
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    for (what, written) in [("cassette", &text), ("journal", &journal), ("log", &stderr)] {
+        assert!(!written.contains(&token), "the token is in the {what}");
+        assert!(!written.contains(code), "the code is in the {what}");
+    }
+    let recorded: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let methods: Vec<&str> = recorded["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["request"]["method"].as_str())
+        .collect();
+    assert_eq!(
+        methods,
+        ["initialize", "tools/list"],
+        "no challenge is an interaction"
+    );
+    assert!(
+        recorded["transport"]["behaviour"]["auth"]["refresh_tokens"] == true,
+        "{}",
+        recorded["transport"]
+    );
+}
+
+fn urlencode(text: &str) -> String {
+    text.replace(':', "%3A").replace('/', "%2F")
+}

@@ -24,6 +24,14 @@
 //!   forwarded. In both, the `resource` parameter is mapped back to the
 //!   upstream's, so the token is the upstream's: the client's
 //!   `Authorization` then goes through to it unchanged.
+//! - A client that registers through the stand-in (dynamic registration)
+//!   has its redirect URIs registered as the stand-in's
+//!   `{proxy}/_mcpcassette/as/N/callback/K`: the authorization response
+//!   comes back through the proxy, which sends the browser on to the
+//!   client's own URI with `iss` (RFC 9207) naming the stand-in, the
+//!   issuer the client discovered. The client sees its own URIs in the
+//!   registration's answer, and they are mapped in the authorization and
+//!   token requests.
 //!
 //! Nothing here is recorded. Every credential that passes (codes, PKCE
 //! verifiers, client secrets, refresh and access tokens, in requests and
@@ -31,9 +39,9 @@
 //! client can use it, so that no echo of one reaches the cassette, the
 //! journal or a log.
 //!
-//! An authorization server that puts `iss` on its redirect (RFC 9207)
-//! names itself, not the proxy's issuer: a client that checks it refuses
-//! the answer.
+//! A client registered beforehand (or by a client ID metadata document)
+//! keeps its own redirect URIs: an `iss` on the authorization response
+//! then names the real server, and a client that checks it refuses it.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -96,6 +104,8 @@ struct State {
     resources: Vec<(String, String)>,
     /// The real authorization servers, by the N of their stand-in path.
     servers: Vec<RealServer>,
+    /// The client redirect URIs registered as stand-in callbacks, by K.
+    callbacks: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -120,6 +130,8 @@ enum Route {
     },
     /// Server N's endpoint under this metadata key.
     Endpoint { server: usize, key: String },
+    /// The stand-in's redirect URI K for server N's authorization responses.
+    Callback { server: usize, callback: usize },
 }
 
 /// What the stand-in learnt from one request: credentials to mask from now
@@ -190,8 +202,11 @@ impl StandIn {
                     .await
             }
             Some(Route::Endpoint { server, key }) => {
-                self.endpoint(client, server, &key, request, &mut learnt)
+                self.endpoint(client, server, &key, request, origin, &mut learnt)
                     .await
+            }
+            Some(Route::Callback { server, callback }) => {
+                self.callback(server, callback, request.uri().query(), origin, &mut learnt)
             }
             None => Err(Refusal::new(StatusCode::NOT_FOUND, "no such path")),
         };
@@ -315,8 +330,10 @@ impl StandIn {
         server: usize,
         key: &str,
         request: Request<Bytes>,
+        origin: &str,
         learnt: &mut Learnt,
     ) -> Result<Response<ProxyBody>, Refusal> {
+        let callbacks = format!("{origin}{AS_PREFIX}{server}/callback/");
         let real = lock(&self.state)
             .servers
             .get(server)
@@ -333,7 +350,7 @@ impl StandIn {
             let query = parts
                 .uri
                 .query()
-                .map(|query| self.map_form(query.as_bytes(), learnt));
+                .map(|query| self.map_form(query.as_bytes(), &callbacks, learnt));
             let location = match query {
                 Some(query) => join_query(&real, &query),
                 None => real,
@@ -350,13 +367,22 @@ impl StandIn {
             .get(header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("application/x-www-form-urlencoded"));
+        let registering = key == "registration_endpoint" && parts.method == Method::POST;
         let body = if is_form {
-            Bytes::from(self.map_form(&body, learnt))
+            Bytes::from(self.map_form(&body, &callbacks, learnt))
         } else {
-            if let Ok(sent) = serde_json::from_slice::<Value>(&body) {
-                secrets_in_json(&sent, &mut learnt.secrets);
+            match serde_json::from_slice::<Value>(&body) {
+                Ok(mut sent) => {
+                    secrets_in_json(&sent, &mut learnt.secrets);
+                    if registering {
+                        self.register_callbacks(&mut sent, &callbacks);
+                        Bytes::from(sent.to_string())
+                    } else {
+                        body
+                    }
+                }
+                Err(_) => body,
             }
-            body
         };
         let target: Uri = match parts.uri.query() {
             Some(query) => join_query(&real, query),
@@ -390,15 +416,101 @@ impl StandIn {
                 )
             })?
             .to_bytes();
-        if let Ok(answer) = serde_json::from_slice::<Value>(&body) {
+        let mut body = body;
+        if let Ok(mut answer) = serde_json::from_slice::<Value>(&body) {
             secrets_in_json(&answer, &mut learnt.secrets);
             if parts.status.is_success() && answer.get("access_token").is_some() {
                 learnt.refresh_token = Some(answer.get("refresh_token").is_some());
+            }
+            if registering && self.unmap_callbacks(&mut answer, &callbacks) {
+                body = Bytes::from(answer.to_string());
             }
         }
         strip_hop_by_hop(&mut parts.headers);
         parts.headers.remove(header::CONTENT_LENGTH);
         Ok(Response::from_parts(parts, boxed(body)))
+    }
+
+    /// An authorization response coming back through the stand-in: on to
+    /// the client's own redirect URI, with `iss` naming the stand-in.
+    fn callback(
+        &self,
+        server: usize,
+        callback: usize,
+        query: Option<&str>,
+        origin: &str,
+        learnt: &mut Learnt,
+    ) -> Result<Response<ProxyBody>, Refusal> {
+        let target = lock(&self.state)
+            .callbacks
+            .get(callback)
+            .cloned()
+            .ok_or_else(|| Refusal::new(StatusCode::NOT_FOUND, "no such callback"))?;
+        let issuer = format!("{origin}{AS_PREFIX}{server}");
+        let mut params = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            match name.as_ref() {
+                "iss" => params.append_pair("iss", &issuer),
+                "code" => {
+                    push_secret(&mut learnt.secrets, &value);
+                    params.append_pair(&name, &value)
+                }
+                _ => params.append_pair(&name, &value),
+            };
+        }
+        let location = join_query(&target, &params.finish());
+        let location = HeaderValue::from_str(&location)
+            .map_err(|_| Refusal::new(StatusCode::BAD_REQUEST, "an unusable redirect URI"))?;
+        let mut response = text_response(StatusCode::FOUND, String::new());
+        response.headers_mut().insert(header::LOCATION, location);
+        Ok(response)
+    }
+
+    /// A registration's redirect URIs become stand-in callbacks (under
+    /// `callbacks`, the stand-in's prefix for them).
+    fn register_callbacks(&self, registration: &mut Value, callbacks: &str) {
+        let Some(Value::Array(uris)) = registration.get_mut("redirect_uris") else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        for uri in uris.iter_mut() {
+            let Some(original) = uri.as_str() else {
+                continue;
+            };
+            let index = match state.callbacks.iter().position(|known| known == original) {
+                Some(index) => index,
+                None => {
+                    state.callbacks.push(original.to_owned());
+                    state.callbacks.len() - 1
+                }
+            };
+            *uri = Value::String(format!("{callbacks}{index}"));
+        }
+    }
+
+    /// The client's own redirect URIs back in a registration's answer;
+    /// true if any was changed.
+    fn unmap_callbacks(&self, answer: &mut Value, callbacks: &str) -> bool {
+        let Some(Value::Array(uris)) = answer.get_mut("redirect_uris") else {
+            return false;
+        };
+        let mut changed = false;
+        for uri in uris.iter_mut() {
+            if let Some(original) = uri
+                .as_str()
+                .and_then(|u| self.original_callback(u, callbacks))
+            {
+                *uri = Value::String(original);
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// The client's redirect URI behind a stand-in callback URL.
+    fn original_callback(&self, uri: &str, callbacks: &str) -> Option<String> {
+        let index: usize = uri.strip_prefix(callbacks)?.parse().ok()?;
+        lock(&self.state).callbacks.get(index).cloned()
     }
 
     /// Server N's issuer.
@@ -417,9 +529,10 @@ impl StandIn {
         Ok(issuer)
     }
 
-    /// A form (or query) with its credentials learnt and its `resource`
-    /// mapped from the proxy's to the upstream's.
-    fn map_form(&self, form: &[u8], learnt: &mut Learnt) -> String {
+    /// A form (or query) with its credentials learnt, its `resource`
+    /// mapped from the proxy's to the upstream's, and a `redirect_uri`
+    /// registered as a stand-in callback (under `callbacks`) mapped to it.
+    fn map_form(&self, form: &[u8], callbacks: &str, learnt: &mut Learnt) -> String {
         let state = lock(&self.state);
         let mut mapped = form_urlencoded::Serializer::new(String::new());
         for (name, value) in form_urlencoded::parse(form) {
@@ -428,6 +541,10 @@ impl StandIn {
             }
             let value = match name.as_ref() {
                 "resource" => map_resource(&state.resources, &value),
+                "redirect_uri" => match state.callbacks.iter().position(|known| *known == value) {
+                    Some(index) => format!("{callbacks}{index}"),
+                    None => value.into_owned(),
+                },
                 _ => value.into_owned(),
             };
             mapped.append_pair(&name, &value);
@@ -471,6 +588,12 @@ fn route(path: &str) -> Option<Route> {
     let rest = path.strip_prefix(AS_PREFIX)?;
     let (index, key) = rest.split_once('/')?;
     let server = index.parse().ok()?;
+    if let Some(callback) = key.strip_prefix("callback/") {
+        return Some(Route::Callback {
+            server,
+            callback: callback.parse().ok()?,
+        });
+    }
     let key = format!("/{key}");
     match AS_WELL_KNOWN.iter().find(|name| **name == key) {
         Some(name) => Some(Route::ServerMetadata {
@@ -683,6 +806,13 @@ mod tests {
                 key: "token_endpoint".into()
             })
         );
+        assert_eq!(
+            route("/_mcpcassette/as/1/callback/3"),
+            Some(Route::Callback {
+                server: 1,
+                callback: 3
+            })
+        );
         assert_eq!(route("/.well-known/oauth-authorization-server"), None);
         assert_eq!(route("/_mcpcassette/as/x/token_endpoint"), None);
         assert_eq!(route("/_mcpcassette/as/0/a/b"), None);
@@ -742,6 +872,7 @@ mod tests {
         let mut learnt = Learnt::default();
         let form = stand_in.map_form(
             b"grant_type=authorization_code&code=code-0123456789&code_verifier=verifier-0123456789&resource=http%3A%2F%2F127.0.0.1%3A2%2Fmcp&client_secret=s",
+            "http://127.0.0.1:2/_mcpcassette/as/0/callback/",
             &mut learnt,
         );
         assert!(
@@ -751,6 +882,42 @@ mod tests {
         assert!(form.contains("code=code-0123456789"), "{form}");
         let secrets: Vec<&str> = learnt.secrets.iter().map(|(_, v)| v.as_str()).collect();
         assert_eq!(secrets, ["code-0123456789", "verifier-0123456789"]);
+    }
+
+    #[test]
+    fn registered_redirects_come_back_through_the_stand_in_with_its_issuer() {
+        let stand_in = StandIn::default();
+        let callbacks = "http://127.0.0.1:2/_mcpcassette/as/0/callback/";
+        let mut registration = serde_json::json!({"redirect_uris": ["http://127.0.0.1:9/cb"]});
+        stand_in.register_callbacks(&mut registration, callbacks);
+        assert_eq!(registration["redirect_uris"][0], format!("{callbacks}0"));
+        let mut answer = registration.clone();
+        assert!(stand_in.unmap_callbacks(&mut answer, callbacks));
+        assert_eq!(answer["redirect_uris"][0], "http://127.0.0.1:9/cb");
+        let mut learnt = Learnt::default();
+        let query = stand_in.map_form(
+            b"redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=s",
+            callbacks,
+            &mut learnt,
+        );
+        assert!(
+            query.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A2%2F_mcpcassette"),
+            "{query}"
+        );
+        let back = stand_in
+            .callback(
+                0,
+                0,
+                Some("code=code-0123456789&state=s&iss=http%3A%2F%2Freal"),
+                "http://127.0.0.1:2",
+                &mut learnt,
+            )
+            .unwrap();
+        assert_eq!(
+            back.headers()[header::LOCATION],
+            "http://127.0.0.1:9/cb?code=code-0123456789&state=s&iss=http%3A%2F%2F127.0.0.1%3A2%2F_mcpcassette%2Fas%2F0"
+        );
+        assert_eq!(learnt.secrets.len(), 1, "the code is a secret");
     }
 
     #[test]
