@@ -188,6 +188,11 @@ fn looks_random(text: &str) -> bool {
 /// Replaces well-known token shapes (the same ones a [`super::Redactor`]
 /// knows) wherever they appear in `text`, with the plain [`MASK`].
 pub fn mask_tokens(text: &str) -> String {
+    // Most commands and URLs hold no token: the pre-scan says so without
+    // compiling the shapes' regex, which start-up would otherwise pay for.
+    if !super::prescan::prescan(text.as_bytes()) {
+        return text.to_owned();
+    }
     let mut raw = Vec::new();
     shapes::find(text, 0, &mut raw);
     let mut out = String::with_capacity(text.len());

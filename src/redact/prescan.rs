@@ -11,7 +11,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
+use aho_corasick::{AhoCorasick, Input, MatchKind, packed};
 
 use super::shapes::starts_word;
 
@@ -171,12 +171,46 @@ const LITERALS: [Literal; 64] = [
 
 const _: () = assert!(LITERALS.len() <= MAX_LITERALS);
 
-/// The literals, leftmost-first.
-static MATCHER: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostFirst)
-        .build(LITERALS.iter().map(|(text, _, _)| text))
-        .expect("the literals build")
+/// The literals, leftmost-first: Teddy's SIMD searcher where the CPU has
+/// it, which builds in a fraction of a full Aho-Corasick automaton's time
+/// (every process pays it before its first masked message), else the
+/// automaton.
+enum Literals {
+    Packed(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+impl Literals {
+    /// The leftmost literal at or after `from`: its index, start and end.
+    fn find(&self, bytes: &[u8], from: usize) -> Option<(usize, usize, usize)> {
+        let found = match self {
+            Literals::Packed(searcher) => {
+                searcher.find_in(bytes, aho_corasick::Span::from(from..bytes.len()))?
+            }
+            Literals::Automaton(automaton) => {
+                automaton.find(Input::new(bytes).span(from..bytes.len()))?
+            }
+        };
+        Some((found.pattern().as_usize(), found.start(), found.end()))
+    }
+}
+
+static MATCHER: LazyLock<Literals> = LazyLock::new(|| {
+    let literals = || LITERALS.iter().map(|(text, _, _)| text);
+    let packed = packed::Config::new()
+        .match_kind(packed::MatchKind::LeftmostFirst)
+        .builder()
+        .extend(literals())
+        .build();
+    match packed {
+        Some(searcher) => Literals::Packed(searcher),
+        None => Literals::Automaton(
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(literals())
+                .expect("the literals build"),
+        ),
+    }
 });
 
 /// Whether `bytes` may hold a shape: a literal with a plausible tail.
@@ -186,12 +220,12 @@ static MATCHER: LazyLock<AhoCorasick> = LazyLock::new(|| {
 /// was measured slower: those literals start with commoner bytes.
 pub(super) fn prescan(bytes: &[u8]) -> bool {
     let mut from = 0;
-    while let Some(m) = MATCHER.find(Input::new(bytes).span(from..bytes.len())) {
-        let (_, tail, starts) = LITERALS[m.pattern().as_usize()];
-        if plausible(bytes, m.start(), m.end(), tail, starts) {
+    while let Some((pattern, start, end)) = MATCHER.find(bytes, from) {
+        let (_, tail, starts) = LITERALS[pattern];
+        if plausible(bytes, start, end, tail, starts) {
             return true;
         }
-        from = m.start() + 1;
+        from = start + 1;
     }
     false
 }
