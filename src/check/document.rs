@@ -12,8 +12,9 @@ use crate::cassette::{self, Cassette, CassetteError, FORMAT_VERSION};
 /// What a file that reads as JSON turned out to be.
 #[derive(Debug)]
 pub(super) enum Read {
-    /// A cassette, parsed.
-    Cassette(Value, Box<Cassette>),
+    /// A cassette, parsed (once: its text is scanned for secrets as text,
+    /// so no second tree of the whole file is built).
+    Cassette(Box<Cassette>),
     /// A fixture (it has `fixture_version`), checked on its own terms.
     Fixture(Value),
 }
@@ -32,7 +33,10 @@ pub(super) fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let wrapping = crate::json::FILE_WRAPPING;
-    let document: Value = crate::json::from_slice(text.as_bytes(), wrapping).map_err(|e| {
+    // A first pass that keeps nothing but the top-level fields it needs
+    // (every value skipped as it is read): the JSON syntax, the kind of
+    // document, the format version.
+    let top: Top = crate::json::from_slice(text.as_bytes(), wrapping).map_err(|e| {
         let e = match e {
             crate::json::ParseError::TooDeep(deep) => {
                 return vec![
@@ -65,10 +69,13 @@ pub(super) fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
         };
         vec![finding.at_line(e.line())]
     })?;
-    if crate::fixture::is_fixture(&document) {
+    if top.fixture {
+        // Fixtures are hand-written and small: their checks read the tree.
+        let document: Value = crate::json::from_slice(text.as_bytes(), wrapping)
+            .map_err(|e| vec![Finding::new(Code::InvalidJson, "", e.to_string()).at_line(1)])?;
         return Ok(Read::Fixture(document));
     }
-    format_version(&document).map_err(|finding| {
+    format_version(&top).map_err(|finding| {
         let line = super::Lines::index(text).line_of(&finding.pointer);
         vec![finding.at_line(line.unwrap_or(1))]
     })?;
@@ -90,7 +97,81 @@ pub(super) fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
             problem.to_string(),
         )]);
     }
-    Ok(Read::Cassette(document, Box::new(cassette)))
+    Ok(Read::Cassette(Box::new(cassette)))
+}
+
+/// What the first pass keeps of a document: whether it is an object, a
+/// fixture (`fixture_version`), and its `format_version`.
+#[derive(Debug, Default)]
+struct Top {
+    object: bool,
+    fixture: bool,
+    format_version: Option<Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for Top {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TopVisitor)
+    }
+}
+
+struct TopVisitor;
+
+impl<'de> serde::de::Visitor<'de> for TopVisitor {
+    type Value = Top;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON document")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut top = Top {
+            object: true,
+            ..Top::default()
+        };
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "format_version" => top.format_version = Some(map.next_value()?),
+                "fixture_version" => {
+                    top.fixture = true;
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(top)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Top::default())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Top, E> {
+        Ok(Top::default())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Top, E> {
+        Ok(Top::default())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Top, E> {
+        Ok(Top::default())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Top, E> {
+        Ok(Top::default())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Top, E> {
+        Ok(Top::default())
+    }
+
+    fn visit_unit<E>(self) -> Result<Top, E> {
+        Ok(Top::default())
+    }
 }
 
 /// One finding per conflict (at its `<<<<<<<` line), or per stray marker.
@@ -117,9 +198,9 @@ fn conflict_markers(text: &str) -> Vec<Finding> {
     findings
 }
 
-fn format_version(document: &Value) -> Result<(), Finding> {
-    let problem = match document.get("format_version") {
-        _ if !document.is_object() => {
+fn format_version(top: &Top) -> Result<(), Finding> {
+    let problem = match &top.format_version {
+        _ if !top.object => {
             return Err(
                 Finding::new(Code::Structure, "", "a cassette is a JSON object").at_line(1),
             );

@@ -108,7 +108,7 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
     let mut findings = match document::read(path, text) {
         Err(findings) => findings,
         Ok(document::Read::Fixture(document)) => fixture_file::check(path, text, &document, config),
-        Ok(document::Read::Cassette(document, cassette)) => {
+        Ok(document::Read::Cassette(cassette)) => {
             let mut findings = Vec::new();
             messages::shapes(&cassette, config, &mut findings);
             messages::pairing(&cassette, &mut findings);
@@ -124,7 +124,7 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
                 .as_deref()
                 .filter(|v| crate::schema::VERSIONS.contains(v));
             structure::cases(&cassette, version, &mut findings);
-            secrets::scan(&document, &config.redactor, &mut findings);
+            secrets::scan_text(text, &config.redactor, &mut findings);
             if !findings.is_empty() {
                 let lines = Lines::index(text);
                 for finding in &mut findings {
