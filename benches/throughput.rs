@@ -1150,6 +1150,12 @@ impl Report {
         let serial = plan().serial.depth;
         let mut rows = Vec::new();
         let limits = [(10, 2.0), (1_000, 3.0), (100_000, 150.0)];
+        let floor_startup = self
+            .startup
+            .rows
+            .iter()
+            .find(|(name, _)| *name == Target::Floor.name())
+            .map_or(f64::NAN, |(_, t)| t.median);
         for load in &self.scale.loads {
             let Some((_, limit)) = limits.iter().find(|(n, _)| *n == load.interactions) else {
                 continue;
@@ -1159,7 +1165,11 @@ impl Report {
                     "replay spawn → `initialize`, {} interactions, median",
                     thousands(load.interactions)
                 ),
-                format!("{:.2} ms", load.startup.median),
+                format!(
+                    "{:.2} ms ({:.1}× the floor's {floor_startup:.2})",
+                    load.startup.median,
+                    load.startup.median / floor_startup
+                ),
                 format!("≤ {limit} ms"),
                 load.startup.median <= *limit,
             ));
