@@ -179,6 +179,27 @@ pub struct StepUp {
     pub scope: String,
 }
 
+impl StepUp {
+    /// What a step-up rule names of a request: its method, and its
+    /// `params.name` or `params.uri`. `None` for anything but a request.
+    /// Recording and `replay --auth oauth` both read requests with it.
+    pub fn target(message: &Value) -> Option<(&str, Option<&str>)> {
+        message.get("id")?;
+        let method = message.get("method")?.as_str()?;
+        let name = message
+            .get("params")
+            .and_then(|params| params.get("name").or_else(|| params.get("uri")))
+            .and_then(Value::as_str);
+        Some((method, name))
+    }
+
+    /// Whether this rule is about `message`.
+    pub fn applies_to(&self, message: &Value) -> bool {
+        Self::target(message)
+            .is_some_and(|(method, name)| method == self.method && name == self.name.as_deref())
+    }
+}
+
 impl HttpEndpointBehaviour {
     /// Nothing recorded.
     pub fn is_empty(&self) -> bool {

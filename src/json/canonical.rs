@@ -6,24 +6,17 @@ use serde_json::{Map, Value};
 
 /// A value as compact JSON with object keys sorted at every level.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::with_capacity(64);
-    write_canonical(&mut out, value);
-    out
-}
-
-/// Writes `value` as compact JSON with object keys sorted at every level.
-pub(crate) fn write_canonical(out: &mut String, value: &Value) {
     let mut bytes = Vec::with_capacity(64);
     canonical_bytes(&mut bytes, value);
-    push_utf8(out, &bytes);
+    into_text(bytes)
 }
 
-/// Writes `map` as [`write_canonical`] does, leaving out its own key
-/// `skip` (not those of objects inside it).
-pub(crate) fn write_object(out: &mut String, map: &Map<String, Value>, skip: Option<&str>) {
+/// `map` as [`canonical_json`] writes it, leaving out its own key `skip`
+/// (not those of objects inside it).
+pub(crate) fn canonical_object(map: &Map<String, Value>, skip: Option<&str>) -> String {
     let mut bytes = Vec::with_capacity(64);
     object_bytes(&mut bytes, map, skip);
-    push_utf8(out, &bytes);
+    into_text(bytes)
 }
 
 /// The recursion behind both, on bytes: serde_json writes each key and
@@ -65,9 +58,9 @@ fn object_bytes(out: &mut Vec<u8>, map: &Map<String, Value>, skip: Option<&str>)
     out.push(b'}');
 }
 
-/// Appends what serde_json wrote (always UTF-8) to `out`.
-fn push_utf8(out: &mut String, bytes: &[u8]) {
-    out.push_str(std::str::from_utf8(bytes).expect("serde_json writes UTF-8"));
+/// What serde_json wrote (always UTF-8), as text, without a copy.
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).expect("serde_json writes UTF-8")
 }
 
 #[cfg(test)]
@@ -86,11 +79,9 @@ mod tests {
             canonical_json(&value),
             r#"{"_meta":{"x":2,"y":1},"a\"q":"line\nbreak é 😀","b":[1,2.5,-3,{"a":true,"z":null}]}"#
         );
-        let mut out = String::from("prefix ");
-        write_object(&mut out, value.as_object().unwrap(), Some("_meta"));
         assert_eq!(
-            out,
-            r#"prefix {"a\"q":"line\nbreak é 😀","b":[1,2.5,-3,{"a":true,"z":null}]}"#
+            canonical_object(value.as_object().unwrap(), Some("_meta")),
+            r#"{"a\"q":"line\nbreak é 😀","b":[1,2.5,-3,{"a":true,"z":null}]}"#
         );
         assert_eq!(canonical_json(&json!("x")), r#""x""#);
     }

@@ -50,13 +50,11 @@ pub(crate) fn canonical(method: &str, params: Option<&Value>) -> String {
 /// Params as compact JSON with sorted keys and without `_meta`; no params
 /// and empty params are the same.
 pub(crate) fn canonical_params(params: Option<&Value>) -> String {
-    let mut out = String::with_capacity(64);
     match params {
-        Some(Value::Object(map)) => json::write_object(&mut out, map, Some("_meta")),
-        Some(other) => json::write_canonical(&mut out, other),
-        None => out.push_str("{}"),
+        Some(Value::Object(map)) => json::canonical_object(map, Some("_meta")),
+        Some(other) => json::canonical_json(other),
+        None => "{}".to_owned(),
     }
-    out
 }
 
 /// Hashes a message's canonical form.

@@ -164,13 +164,18 @@ impl StandIn {
         let Some(real) = auth_param(value, "resource_metadata") else {
             return;
         };
-        let path = match real.parse::<Uri>() {
-            Ok(uri) if uri.path().starts_with(PRM) => uri.path().to_owned(),
-            _ => format!("{PRM}/_mcpcassette/{}", lock(&self.state).metadata.len()),
+        let path = {
+            let mut state = lock(&self.state);
+            let known = state.metadata.iter().find(|(_, url)| **url == real);
+            let path = match (known, real.parse::<Uri>()) {
+                (Some((path, _)), _) => path.clone(),
+                (None, Ok(uri)) if uri.path().starts_with(PRM) => uri.path().to_owned(),
+                (None, _) => format!("{PRM}/_mcpcassette/{}", state.metadata.len()),
+            };
+            state.metadata.insert(path.clone(), real.clone());
+            path
         };
-        let ours = format!("{origin}{path}");
-        let rewritten = value.replacen(&real, &ours, 1);
-        lock(&self.state).metadata.insert(path, real);
+        let rewritten = value.replacen(&real, &format!("{origin}{path}"), 1);
         if let Ok(rewritten) = HeaderValue::from_str(&rewritten) {
             headers.insert(header::WWW_AUTHENTICATE, rewritten);
         }
@@ -576,7 +581,7 @@ fn route(path: &str) -> Option<Route> {
     }
     for name in AS_WELL_KNOWN {
         if let Some(rest) = path.strip_prefix(name)
-            && let Some(server) = server_index(rest.strip_prefix(AS_PREFIX)?)
+            && let Ok(server) = rest.strip_prefix(AS_PREFIX)?.parse()
         {
             return Some(Route::ServerMetadata {
                 server,
@@ -607,11 +612,6 @@ fn route(path: &str) -> Option<Route> {
         }),
         None => None,
     }
-}
-
-/// The N of `N` (nothing may follow it).
-fn server_index(text: &str) -> Option<usize> {
-    text.parse().ok()
 }
 
 /// The upstream's resource for the proxy's `resource` (unchanged when it

@@ -500,19 +500,11 @@ fn step_ups(body: &[u8], scope: &str) -> Vec<StepUp> {
     let messages = super::tap::parse_messages(body).unwrap_or_default();
     messages
         .iter()
-        .filter(|message| message.get("id").is_some())
-        .filter_map(|message| {
-            let method = message.get("method")?.as_str()?.to_owned();
-            let params = message.get("params");
-            let name = params
-                .and_then(|p| p.get("name").or_else(|| p.get("uri")))
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned);
-            Some(StepUp {
-                method,
-                name,
-                scope: scope.to_owned(),
-            })
+        .filter_map(StepUp::target)
+        .map(|(method, name)| StepUp {
+            method: method.to_owned(),
+            name: name.map(str::to_owned),
+            scope: scope.to_owned(),
         })
         .collect()
 }

@@ -160,16 +160,12 @@ impl OAuth {
             .flatten()
             .unwrap_or_default();
         let granted: Vec<&str> = granted.split_whitespace().collect();
-        for message in messages.iter().filter(|m| m.get("id").is_some()) {
-            let method = message.get("method").and_then(Value::as_str);
-            let params = message.get("params");
-            let name = params
-                .and_then(|p| p.get("name").or_else(|| p.get("uri")))
-                .and_then(Value::as_str);
-            let needed =
-                self.recorded.step_up.iter().find(|rule| {
-                    Some(rule.method.as_str()) == method && rule.name.as_deref() == name
-                });
+        for message in messages {
+            let needed = self
+                .recorded
+                .step_up
+                .iter()
+                .find(|rule| rule.applies_to(message));
             if let Some(rule) = needed
                 && !rule.scope.split_whitespace().all(|s| granted.contains(&s))
             {
@@ -185,18 +181,11 @@ impl OAuth {
             "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{}\", error_description=\"Insufficient scope\"",
             self.resource_metadata_url()
         );
-        let mut response = reply::raw(
+        challenged(
             StatusCode::FORBIDDEN,
-            Some("application/json"),
-            &json!({"error": "insufficient_scope", "error_description": "Insufficient scope"})
-                .to_string(),
-        );
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, value);
-        }
-        response
+            &json!({"error": "insufficient_scope", "error_description": "Insufficient scope"}),
+            &value,
+        )
     }
 
     /// 401 pointing at the protected-resource metadata.
@@ -211,19 +200,12 @@ impl OAuth {
         if let Some(scope) = &self.recorded.scope {
             value.push_str(&format!(", scope=\"{scope}\""));
         }
-        let mut response = reply::raw(
+        challenged(
             StatusCode::UNAUTHORIZED,
-            Some("application/json"),
             &json!({"error": error.unwrap_or("unauthorized"),
-                    "error_description": "this replay requires an OAuth access token (replay --auth oauth)"})
-            .to_string(),
-        );
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, value);
-        }
-        response
+                    "error_description": "this replay requires an OAuth access token (replay --auth oauth)"}),
+            &value,
+        )
     }
 
     fn resource(&self) -> String {
@@ -476,6 +458,17 @@ impl OAuth {
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
     }
+}
+
+/// A JSON error answer with the `WWW-Authenticate` challenge `value`.
+fn challenged(status: StatusCode, body: &Value, value: &str) -> Response {
+    let mut response = reply::raw(status, Some("application/json"), &body.to_string());
+    if let Ok(value) = HeaderValue::from_str(value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// The token of `Authorization: Bearer TOKEN`.
