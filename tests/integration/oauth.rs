@@ -7,14 +7,12 @@
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationRequest, OAuthState};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::auth::AuthorizationRequest;
 use serde_json::json;
 
 use crate::support::http::{Served, replay_listen};
+use crate::support::oauth::{REDIRECT, authorized_session, code_of, start_sign_in};
 use crate::support::root;
-
-const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 fn replay(auth: &str) -> Served {
     let mut replay = replay_listen(&root().join("cassettes/demo-legacy.json"));
@@ -45,17 +43,12 @@ async fn rmcps_oauth_client_authorizes_against_replay_and_the_session_replays() 
     let plain = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await;
     assert!(plain.is_err(), "a client without a token is refused");
 
-    let manager = AuthorizationManager::new_allowing_private_addresses(url.as_str())
-        .await
-        .unwrap();
-    let mut state = OAuthState::Unauthorized(manager);
-    state
-        .start_authorization(
-            AuthorizationRequest::new(REDIRECT).with_client_name("mcpcassette-oauth-test"),
-        )
-        .await
-        .expect("discovery and dynamic registration");
-    let authorization_url = state.get_authorization_url().await.unwrap();
+    let (mut state, authorization_url) = start_sign_in(
+        &url,
+        AuthorizationRequest::new(REDIRECT).with_client_name("mcpcassette-oauth-test"),
+        "discovery and dynamic registration",
+    )
+    .await;
     assert!(
         authorization_url.contains("code_challenge_method=S256"),
         "{authorization_url}"
@@ -71,12 +64,7 @@ async fn rmcps_oauth_client_authorizes_against_replay_and_the_session_replays() 
     let refreshed = manager.get_access_token().await.unwrap();
     assert_ne!(first, refreshed, "a new token");
 
-    let client = AuthClient::new(reqwest::Client::new(), manager);
-    let transport = StreamableHttpClientTransport::with_client(
-        client,
-        StreamableHttpClientTransportConfig::with_uri(url.clone()),
-    );
-    let session = ().serve(transport).await.expect("an authorized session");
+    let session = authorized_session(manager, &url).await;
     let tools = session.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
     let echo = session
@@ -115,17 +103,12 @@ async fn rmcps_oauth_client_records_a_protected_server_through_the_proxy() {
     ));
     let url = recorder.url.clone();
 
-    let manager = AuthorizationManager::new_allowing_private_addresses(url.as_str())
-        .await
-        .unwrap();
-    let mut state = OAuthState::Unauthorized(manager);
-    state
-        .start_authorization(
-            AuthorizationRequest::new(REDIRECT).with_client_name("mcpcassette-oauth-test"),
-        )
-        .await
-        .expect("discovery through the proxy's stand-in");
-    let authorization_url = state.get_authorization_url().await.unwrap();
+    let (mut state, authorization_url) = start_sign_in(
+        &url,
+        AuthorizationRequest::new(REDIRECT).with_client_name("mcpcassette-oauth-test"),
+        "discovery through the proxy's stand-in",
+    )
+    .await;
     let proxy_origin = url.trim_end_matches("/mcp");
     assert!(
         authorization_url.starts_with(proxy_origin),
@@ -161,12 +144,7 @@ async fn rmcps_oauth_client_records_a_protected_server_through_the_proxy() {
     let manager = state.into_authorization_manager().expect("authorized");
     let token = manager.get_access_token().await.unwrap();
 
-    let client = AuthClient::new(reqwest::Client::new(), manager);
-    let transport = StreamableHttpClientTransport::with_client(
-        client,
-        StreamableHttpClientTransportConfig::with_uri(url.clone()),
-    );
-    let session = ().serve(transport).await.expect("an authorized session");
+    let session = authorized_session(manager, &url).await;
     let tools = session.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
     session.cancel().await.unwrap();
@@ -174,14 +152,11 @@ async fn rmcps_oauth_client_records_a_protected_server_through_the_proxy() {
     let journal = std::fs::read_to_string(dir.path().join("protected.json.journal")).unwrap();
     let (status, stderr) = recorder.stop_with_stderr();
     assert!(status.success(), "{stderr}");
-    let code = callback
-        .split(['?', '&'])
-        .find_map(|pair| pair.strip_prefix("code="))
-        .unwrap();
+    let code = code_of(&callback);
     let text = std::fs::read_to_string(&cassette).unwrap();
     for (what, written) in [("cassette", &text), ("journal", &journal), ("log", &stderr)] {
         assert!(!written.contains(&token), "the token is in the {what}");
-        assert!(!written.contains(code), "the code is in the {what}");
+        assert!(!written.contains(&code), "the code is in the {what}");
     }
     let recorded: serde_json::Value = serde_json::from_str(&text).unwrap();
     let methods: Vec<&str> = recorded["interactions"]

@@ -18,18 +18,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, AuthorizationRequest, OAuthState};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::auth::AuthorizationRequest;
 use serde_json::{Value, json};
 
 use crate::support::http::{Served, record_upstream, replay_listen};
+use crate::support::oauth::{REDIRECT, authorized_session, code_of, start_sign_in};
 use crate::support::{mcpcassette, root};
 
 const VARIABLE: &str = "MCPCASSETTE_NODE_MODULES";
-const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 /// The `node_modules` with the SDK, or a panic explaining how to get one.
 fn node_modules() -> PathBuf {
@@ -314,25 +311,16 @@ async fn rmcps_oauth_client_records_through_the_proxy_without_credentials() {
     let recorder = Served::start_capturing_stderr(record_upstream(&cassette, &live_upstream.url));
     let url = recorder.url.clone();
 
-    let manager = AuthorizationManager::new_allowing_private_addresses(url.as_str())
-        .await
-        .unwrap();
-    let mut state = OAuthState::Unauthorized(manager);
-    state
-        .start_authorization(
-            AuthorizationRequest::new(REDIRECT)
-                .with_client_name("mcpcassette-rmcp-oauth")
-                .with_scopes(["mcp:tools"]),
-        )
-        .await
-        .expect("discovery through the proxy, and registration");
-    let authorization_url = state.get_authorization_url().await.unwrap();
+    let (mut state, authorization_url) = start_sign_in(
+        &url,
+        AuthorizationRequest::new(REDIRECT)
+            .with_client_name("mcpcassette-rmcp-oauth")
+            .with_scopes(["mcp:tools"]),
+        "discovery through the proxy, and registration",
+    )
+    .await;
     let callback = approve(&authorization_url).await;
-    let code = callback
-        .split(['?', '&'])
-        .find_map(|pair| pair.strip_prefix("code="))
-        .unwrap()
-        .to_owned();
+    let code = code_of(&callback);
     state
         .handle_callback_url(&callback)
         .await
@@ -340,12 +328,7 @@ async fn rmcps_oauth_client_records_through_the_proxy_without_credentials() {
     let manager = state.into_authorization_manager().expect("authorized");
     let token = manager.get_access_token().await.unwrap();
 
-    let client = AuthClient::new(reqwest::Client::new(), manager);
-    let transport = StreamableHttpClientTransport::with_client(
-        client,
-        StreamableHttpClientTransportConfig::with_uri(url.clone()),
-    );
-    let session = ().serve(transport).await.expect("an authorized session");
+    let session = authorized_session(manager, &url).await;
     let tools = session.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "whoami"), "{tools:?}");
     let whoami = session

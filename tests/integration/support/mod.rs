@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod loopback;
+pub mod oauth;
 pub mod peer;
 pub mod pinned;
 pub mod process;
