@@ -375,24 +375,27 @@ fn initialize_request() -> Value {
 fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
     let mut interactions = vec![
         Interaction {
-            client: ClientMessage::Request(initialize_request()),
+            client: ClientMessage::Request(initialize_request().into()),
             during: vec![],
-            response: Some(json!({
-                "jsonrpc": "2.0",
-                "id": 0,
-                "result": {
-                    "protocolVersion": VERSION,
-                    "capabilities": {"tools": {"listChanged": false}},
-                    "serverInfo": {"name": "bench", "version": "0.1.0"},
-                },
-            })),
+            response: Some(
+                json!({
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "result": {
+                        "protocolVersion": VERSION,
+                        "capabilities": {"tools": {"listChanged": false}},
+                        "serverInfo": {"name": "bench", "version": "0.1.0"},
+                    },
+                })
+                .into(),
+            ),
             after: vec![],
             delays_ms: vec![],
             http: None,
         },
         Interaction {
             client: ClientMessage::Notification(
-                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).into(),
             ),
             during: vec![],
             response: None,
@@ -430,18 +433,24 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
 fn echo_interaction(id: u64, key: u64) -> Interaction {
     let message = format!("m{key}");
     Interaction {
-        client: ClientMessage::Request(json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"message": message}},
-        })),
+        client: ClientMessage::Request(
+            json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": message}},
+            })
+            .into(),
+        ),
         during: vec![],
-        response: Some(json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "result": {"content": [{"type": "text", "text": format!("echo: {message}")}]},
-        })),
+        response: Some(
+            json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "result": {"content": [{"type": "text", "text": format!("echo: {message}")}]},
+            })
+            .into(),
+        ),
         after: vec![],
         delays_ms: vec![],
         http: None,

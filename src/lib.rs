@@ -61,7 +61,7 @@ pub use cassette::{
 pub use check::{CheckConfig, check_file};
 pub use drift::{DriftError, UpdateMode, Verification, VerifyConfig, verify};
 pub use example::from_schema as example_from_schema;
-pub use json::{MAX_DEPTH, Selector, SelectorError, canonical_json};
+pub use json::{MAX_DEPTH, RawMessage, Selector, SelectorError, canonical_json};
 pub use jsonrpc::{RpcError, codes};
 pub use matching::{Answer, Matcher, Refusal};
 pub use mock::MockServer;

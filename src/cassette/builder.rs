@@ -204,7 +204,7 @@ impl Builder {
             tracing::warn!(id, "server answered a request that is not in flight");
             return;
         };
-        self.interactions[index].response = Some(response);
+        self.interactions[index].response = Some(response.into());
         self.note_delay(index);
         self.close(index);
     }
@@ -235,7 +235,7 @@ impl Builder {
                 self.file(
                     place,
                     Event::Notification {
-                        notification: message,
+                        notification: message.into(),
                     },
                 );
             }
@@ -245,7 +245,7 @@ impl Builder {
                 let place = self.file(
                     place,
                     Event::ServerRequest {
-                        server_request: message,
+                        server_request: message.into(),
                         client_response: None,
                     },
                 );
@@ -271,7 +271,7 @@ impl Builder {
             self.progress.insert(jsonrpc::id_key(token), index);
         }
         self.open.insert(index);
-        self.push(ClientMessage::Request(message));
+        self.push(ClientMessage::Request(message.into()));
     }
 
     fn client_notification(&mut self, message: Value) {
@@ -282,7 +282,7 @@ impl Builder {
                 self.close(index);
             }
         }
-        self.push(ClientMessage::Notification(message));
+        self.push(ClientMessage::Notification(message.into()));
     }
 
     fn client_response(&mut self, message: Value) {
@@ -302,7 +302,7 @@ impl Builder {
             client_response, ..
         } = event
         {
-            *client_response = Some(message);
+            *client_response = Some(message.into());
         }
     }
 
@@ -314,7 +314,7 @@ impl Builder {
             tracing::warn!(id, "server answered a request that is not in flight");
             return;
         };
-        self.interactions[index].response = Some(message);
+        self.interactions[index].response = Some(message.into());
         self.note_delay(index);
         self.close(index);
     }
@@ -581,7 +581,7 @@ mod tests {
         b.respond_to(&json!(2), rejection.clone());
         assert_eq!(b.completed(), 1);
         let cassette = b.finish();
-        assert_eq!(cassette.interactions[1].response, Some(rejection));
+        assert_eq!(cassette.interactions[1].response, Some(rejection.into()));
         assert_eq!(cassette.interactions[0].response, None);
     }
 
@@ -632,7 +632,7 @@ mod tests {
         assert_eq!(
             c.interactions[0].during,
             vec![Event::Notification {
-                notification: progress
+                notification: progress.into()
             }]
         );
         assert_eq!(

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Rules;
+use crate::json::RawMessage;
 use crate::protocol::Era;
 
 /// The format version this build writes.
@@ -383,7 +384,7 @@ pub struct Interaction {
     /// The server's response; absent for notifications and for requests
     /// that were cancelled or still open when recording stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<Value>,
+    pub response: Option<RawMessage>,
     /// Server messages sent afterwards, unprompted, before the next client
     /// message (e.g. `notifications/tools/list_changed` after `initialized`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -394,9 +395,10 @@ pub struct Interaction {
     /// HTTP the timing is in `http.delays_ms`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delays_ms: Vec<u64>,
-    /// How the exchange travelled, for cassettes recorded over HTTP.
+    /// How the exchange travelled, for cassettes recorded over HTTP
+    /// (boxed: stdio cassettes, and big ones, pay a pointer for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http: Option<HttpExchange>,
+    pub http: Option<Box<HttpExchange>>,
 }
 
 /// The client side of an interaction.
@@ -404,14 +406,19 @@ pub struct Interaction {
 #[serde(rename_all = "snake_case")]
 pub enum ClientMessage {
     /// A JSON-RPC request (has an `id`).
-    Request(Value),
+    Request(RawMessage),
     /// A JSON-RPC notification (no `id`).
-    Notification(Value),
+    Notification(RawMessage),
 }
 
 impl ClientMessage {
-    /// The message itself.
+    /// The message itself, as a tree (parsed on first use, then kept).
     pub fn message(&self) -> &Value {
+        self.raw()
+    }
+
+    /// The message as recorded.
+    pub fn raw(&self) -> &RawMessage {
         match self {
             ClientMessage::Request(m) | ClientMessage::Notification(m) => m,
         }
@@ -419,7 +426,7 @@ impl ClientMessage {
 
     /// Its `method`.
     pub fn method(&self) -> &str {
-        crate::jsonrpc::method(self.message()).unwrap_or_default()
+        self.raw().method().unwrap_or_default()
     }
 }
 
@@ -430,16 +437,16 @@ pub enum Event {
     /// A server notification (progress, log message, list changed, …).
     Notification {
         /// The notification, whole.
-        notification: Value,
+        notification: RawMessage,
     },
     /// A server-to-client request (sampling, elicitation, roots) and the
     /// client's answer to it.
     ServerRequest {
         /// The server's request, whole.
-        server_request: Value,
+        server_request: RawMessage,
         /// The client's response; absent if it never answered.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        client_response: Option<Value>,
+        client_response: Option<RawMessage>,
     },
 }
 
@@ -450,19 +457,19 @@ pub enum Event {
 #[derive(Deserialize)]
 struct InteractionFields {
     #[serde(default)]
-    request: Option<Value>,
+    request: Option<RawMessage>,
     #[serde(default)]
-    notification: Option<Value>,
+    notification: Option<RawMessage>,
     #[serde(default)]
     during: Vec<Event>,
     #[serde(default)]
-    response: Option<Value>,
+    response: Option<RawMessage>,
     #[serde(default)]
     after: Vec<Event>,
     #[serde(default)]
     delays_ms: Vec<u64>,
     #[serde(default)]
-    http: Option<HttpExchange>,
+    http: Option<Box<HttpExchange>>,
 }
 
 impl TryFrom<InteractionFields> for Interaction {
@@ -501,19 +508,20 @@ impl TryFrom<InteractionFields> for Interaction {
 
 /// Checks what replay needs of a client message: an object with a
 /// `method`, and an `id` exactly when it is a request.
-fn client_message(field: &str, message: &Value, request: bool) -> Result<(), String> {
-    let Some(object) = message.as_object() else {
+/// Read without a tree: most client messages are never read again.
+fn client_message(field: &str, message: &RawMessage, request: bool) -> Result<(), String> {
+    if !message.is_object() {
         return Err(format!(
             "`{field}` must be a JSON-RPC message (an object), found {}",
-            crate::json::kind_of(message)
+            message.with(crate::json::kind_of)
         ));
-    };
+    }
     // The types of `method` and `id` are `check`'s to report (MC102,
     // MC103); what is decided here is what kind of message it is.
-    if !object.contains_key("method") {
+    if !message.has_member("method") {
         return Err(format!("`{field}` has no `method`"));
     }
-    match (request, object.contains_key("id")) {
+    match (request, message.has_member("id")) {
         (true, true) | (false, false) => Ok(()),
         (true, false) => Err(format!(
             "`{field}` has no `id`; a message without one is a `notification`"
@@ -528,11 +536,11 @@ fn client_message(field: &str, message: &Value, request: bool) -> Result<(), Str
 #[derive(Deserialize)]
 struct EventFields {
     #[serde(default)]
-    notification: Option<Value>,
+    notification: Option<RawMessage>,
     #[serde(default)]
-    server_request: Option<Value>,
+    server_request: Option<RawMessage>,
     #[serde(default)]
-    client_response: Option<Value>,
+    client_response: Option<RawMessage>,
 }
 
 impl TryFrom<EventFields> for Event {
@@ -560,7 +568,7 @@ impl TryFrom<EventFields> for Event {
 impl Interaction {
     /// Every message in the interaction, for edits that apply to all
     /// (masking): the client's, the server's, and the client's answers.
-    pub fn messages_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+    pub fn messages_mut(&mut self) -> impl Iterator<Item = &mut RawMessage> {
         let client = match &mut self.client {
             ClientMessage::Request(m) | ClientMessage::Notification(m) => m,
         };
@@ -627,18 +635,18 @@ mod tests {
     fn interaction_serialises_with_readable_keys_in_order() {
         let interaction = Interaction {
             client: ClientMessage::Request(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}).into(),
             ),
             during: vec![
                 Event::Notification {
-                    notification: json!({"method": "notifications/progress"}),
+                    notification: json!({"method": "notifications/progress"}).into(),
                 },
                 Event::ServerRequest {
-                    server_request: json!({"id": 0, "method": "roots/list"}),
-                    client_response: Some(json!({"id": 0, "result": {"roots": []}})),
+                    server_request: json!({"id": 0, "method": "roots/list"}).into(),
+                    client_response: Some(json!({"id": 0, "result": {"roots": []}}).into()),
                 },
             ],
-            response: Some(json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            response: Some(json!({"jsonrpc": "2.0", "id": 1, "result": {}}).into()),
             after: vec![],
             delays_ms: vec![],
             http: None,

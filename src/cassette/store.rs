@@ -75,9 +75,8 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError>
         Some(Ok(cassette)) => cassette,
         _ => diagnose(path, text, deep)?,
     };
-    if deep {
-        messages_within_limit(path, text, &cassette)?;
-    }
+    // Messages deeper than a message may be are refused as they are read
+    // (`RawMessage`), wherever the file's own structure allowed them.
     accepted(path, text, cassette)
 }
 
@@ -100,78 +99,6 @@ fn accepted(path: &Path, text: &str, cassette: Cassette) -> Result<Cassette, Cas
         });
     }
     Ok(cassette)
-}
-
-/// Refuses a cassette with a message nested deeper than a message may be
-/// ([`crate::json::MAX_DEPTH`]): replay could not have read it off the wire.
-fn messages_within_limit(
-    path: &Path,
-    text: &str,
-    cassette: &Cassette,
-) -> Result<(), CassetteError> {
-    use super::format::ClientMessage;
-    let mut messages: Vec<(String, &Value)> = Vec::new();
-    for (n, interaction) in cassette.interactions.iter().enumerate() {
-        let (field, message) = match &interaction.client {
-            ClientMessage::Request(m) => ("request", m),
-            ClientMessage::Notification(m) => ("notification", m),
-        };
-        messages.push((format!("/interactions/{n}/{field}"), message));
-        if let Some(response) = &interaction.response {
-            messages.push((format!("/interactions/{n}/response"), response));
-        }
-        for (list, name) in [
-            (&interaction.during, "during"),
-            (&interaction.after, "after"),
-        ] {
-            event_messages(&format!("/interactions/{n}/{name}"), list, &mut messages);
-        }
-    }
-    event_messages("/opening", &cassette.opening, &mut messages);
-    for (pointer, message) in messages {
-        let depth = crate::json::depth_of(message);
-        if depth > crate::json::MAX_DEPTH {
-            let line = crate::json::Lines::index(text)
-                .line_of(&pointer)
-                .unwrap_or(1);
-            return Err(CassetteError::Invalid {
-                path: path.into(),
-                line,
-                column: 1,
-                pointer,
-                message: format!(
-                    "a message nested {depth} levels deep; mcpcassette reads messages nested at most {} levels",
-                    crate::json::MAX_DEPTH
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The messages of `events`, each with its pointer under `prefix`.
-fn event_messages<'a>(
-    prefix: &str,
-    events: &'a [super::format::Event],
-    out: &mut Vec<(String, &'a Value)>,
-) {
-    use super::format::Event;
-    for (n, event) in events.iter().enumerate() {
-        match event {
-            Event::Notification { notification } => {
-                out.push((format!("{prefix}/{n}/notification"), notification));
-            }
-            Event::ServerRequest {
-                server_request,
-                client_response,
-            } => {
-                out.push((format!("{prefix}/{n}/server_request"), server_request));
-                if let Some(answer) = client_response {
-                    out.push((format!("{prefix}/{n}/client_response"), answer));
-                }
-            }
-        }
-    }
 }
 
 /// A parsed cassette, if this build reads its format version.
@@ -896,8 +823,11 @@ mod tests {
         let cassette = load(&path).unwrap();
         assert_eq!(cassette.interactions[0].request(), Some(&request));
         let mut deeper = cassette.clone();
-        deeper.interactions[0].client = ClientMessage::Request(json!({"jsonrpc": "2.0",
-            "id": 1, "method": "tools/call", "params": {"arguments": {"a": deep(depth - 2)}}}));
+        deeper.interactions[0].client = ClientMessage::Request(
+            json!({"jsonrpc": "2.0",
+            "id": 1, "method": "tools/call", "params": {"arguments": {"a": deep(depth - 2)}}})
+            .into(),
+        );
         let err = parse(Path::new("c.json"), &to_text(&deeper)).unwrap_err();
         let message = err.to_string();
         assert!(

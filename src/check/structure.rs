@@ -17,7 +17,7 @@ pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
             continue;
         };
         let key = cassette.rules.key(MessageKind::Request, request);
-        let answer = without_id(interaction.response.as_ref());
+        let answer = without_id(interaction.response.as_deref());
         let traffic =
             serde_json::to_string(&(&interaction.during, &interaction.after)).unwrap_or_default();
         if let Some(first) = seen.insert((key, answer, traffic), i) {

@@ -107,13 +107,13 @@ fn append(
     let mut updated = engine.cassette().clone();
     for event in &mut session {
         for message in event_messages(event) {
-            engine.redactor().redact_message(message);
+            message.modify(|message| engine.redactor().redact_message(message));
         }
     }
     file_session_traffic(&mut updated, session);
     for mut interaction in episodes.iter().cloned() {
         for message in interaction.messages_mut() {
-            engine.redactor().redact_message(message);
+            message.modify(|message| engine.redactor().redact_message(message));
         }
         updated.interactions.push(interaction);
     }
@@ -179,7 +179,7 @@ fn recorded_place(
 }
 
 /// The messages of one server event: the server's, and the client's answer.
-fn event_messages(event: &mut cassette::Event) -> Vec<&mut serde_json::Value> {
+fn event_messages(event: &mut cassette::Event) -> Vec<&mut mcpcassette::RawMessage> {
     match event {
         cassette::Event::Notification { notification } => vec![notification],
         cassette::Event::ServerRequest {

@@ -144,7 +144,7 @@ fn view(interaction: &Interaction, rules: &[NormalizeRule], counts: &mut [usize]
         .filter(crate::jsonrpc::is_rejection);
     let response = interaction
         .response
-        .as_ref()
+        .as_deref()
         .or(rejection.as_ref())
         .map_or(Value::Null, &mut prepare);
     let traffic: Vec<Value> = interaction

@@ -143,7 +143,7 @@ impl Answers {
                 by_method
                     .entry(method.to_owned())
                     .or_default()
-                    .push_back(answer.clone());
+                    .push_back(answer.to_value());
             }
         }
         Answers(by_method)

@@ -512,10 +512,10 @@ mod tests {
     fn request(id: u64, method: &str, params: Value) -> Interaction {
         Interaction {
             client: ClientMessage::Request(
-                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).into(),
             ),
             during: vec![],
-            response: Some(json!({"jsonrpc": "2.0", "id": id, "result": {"n": id}})),
+            response: Some(json!({"jsonrpc": "2.0", "id": id, "result": {"n": id}}).into()),
             after: vec![],
             delays_ms: vec![],
             http: None,
@@ -524,7 +524,7 @@ mod tests {
 
     fn answered(mut interaction: Interaction, result: Value) -> Interaction {
         let id = interaction.client.message()["id"].clone();
-        interaction.response = Some(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        interaction.response = Some(json!({"jsonrpc": "2.0", "id": id, "result": result}).into());
         interaction
     }
 
@@ -762,7 +762,7 @@ mod tests {
         let path = tmp.path().join("c.json");
         let mut reordered = echo(1, "a", "a");
         reordered.response = Some(
-            json!({"result": {"content": [{"text": "a", "type": "text"}]}, "id": 1, "jsonrpc": "2.0"}),
+            json!({"result": {"content": [{"text": "a", "type": "text"}]}, "id": 1, "jsonrpc": "2.0"}).into(),
         );
         cassette::save(&path, &cassette("a", vec![echo(1, "a", "a")])).unwrap();
         write(&path, &cassette("b", vec![reordered]), None).unwrap();

@@ -120,7 +120,7 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         };
         for interaction in &mut live.interactions {
             for message in interaction.messages_mut() {
-                redactor.redact_message(message);
+                message.modify(|message| redactor.redact_message(message));
             }
             if let Some(body) = interaction.http.as_mut().and_then(|h| h.body.as_mut())
                 && let std::borrow::Cow::Owned(masked) = redactor.redact_text(body)

@@ -10,7 +10,10 @@ mod depth;
 mod locate;
 mod message;
 mod pointer;
+mod raw;
 mod selector;
+#[cfg(test)]
+pub(crate) mod strategy;
 mod subset;
 mod wire;
 
@@ -20,6 +23,7 @@ pub(crate) use depth::{TooDeep, nesting, position};
 pub use locate::Lines;
 pub(crate) use message::plain_error;
 pub(crate) use pointer::{pointer_segment, push_key};
+pub use raw::RawMessage;
 pub use selector::{Selector, SelectorError};
 pub(crate) use subset::{first_mismatch, is_subset};
 pub(crate) use wire::{parse_message, readable_id};

@@ -132,6 +132,7 @@ impl Matcher {
         let mut by_key: HashMap<Key, Vec<usize>> = HashMap::with_capacity(count);
         let mut notifications: HashMap<Key, Vec<usize>> = HashMap::new();
         let mut order = Vec::with_capacity(count);
+        let mut declared: Vec<Option<u64>> = Vec::with_capacity(count);
         for (position, interaction) in cassette.interactions.iter().enumerate() {
             let (kind, message, table) = match &interaction.client {
                 ClientMessage::Request(m) => (MessageKind::Request, m, &mut by_key),
@@ -140,12 +141,20 @@ impl Matcher {
                 }
             };
             let situation = interaction.http.as_ref().and_then(|h| h.situation.tag());
-            let key = situation_key(
-                rules.key(kind, message),
-                modern,
-                message,
-                situation.as_deref(),
-            );
+            // Read without keeping a tree: replay reads few of them again.
+            let (key, declares) = message.with(|message| {
+                let key = situation_key(
+                    rules.key(kind, message),
+                    modern,
+                    message,
+                    situation.as_deref(),
+                );
+                let declares = (modern && kind == MessageKind::Request)
+                    .then(|| declaration(message))
+                    .flatten();
+                (key, declares)
+            });
+            declared.push(declares);
             table.entry(key).or_default().push(position);
             keys.push(key);
             if kind == MessageKind::Request
@@ -156,11 +165,6 @@ impl Matcher {
             }
         }
         let case_uses = vec![0; rules.cases.len()];
-        let declared: Vec<Option<u64>> = cassette
-            .interactions
-            .iter()
-            .map(|i| i.request().filter(|_| modern).and_then(declaration))
-            .collect();
         let mut by_declaration: HashMap<(Key, u64), (Vec<usize>, usize)> = HashMap::new();
         for (position, signature) in declared.iter().enumerate() {
             if let Some(signature) = signature {

@@ -309,7 +309,7 @@ pub(crate) fn server_requests(interaction: &Interaction) -> Vec<(&Value, Option<
             Event::ServerRequest {
                 server_request,
                 client_response,
-            } => Some((server_request, client_response.as_ref())),
+            } => Some((&**server_request, client_response.as_deref())),
             Event::Notification { .. } => None,
         })
         .collect()

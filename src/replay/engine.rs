@@ -28,6 +28,7 @@ use crate::cassette::{
     Cassette, Event, EventRef, HttpSituation, Interaction, SseFrame, StreamedEvent,
 };
 use crate::cassette::{Rules, Strategy};
+use crate::json::RawMessage;
 use crate::jsonrpc::{self, Kind, codes};
 use crate::matching::{Answer, Matcher, Refusal};
 use crate::protocol::{self, Era};
@@ -749,7 +750,7 @@ impl Engine {
         let asks_client = translation == Translation::ToLegacy
             && interaction
                 .response
-                .as_ref()
+                .as_deref()
                 .is_some_and(cross_era::is_input_required);
         let paced = sink.delivery.pace == Pace::Recorded && !interaction.delays_ms.is_empty();
         if !paced
@@ -1057,8 +1058,8 @@ impl Engine {
             for (key, server_request) in cross_era::input_requests(&response["result"]) {
                 let recorded = retry_request.and_then(|r| cross_era::input_response(r, &key));
                 let event = Event::ServerRequest {
-                    server_request,
-                    client_response: recorded,
+                    server_request: server_request.into(),
+                    client_response: recorded.map(RawMessage::from),
                 };
                 match self
                     .play_event(Some(current), &event, None, &tokens, sink)
@@ -1136,7 +1137,7 @@ impl Engine {
                 let Some(mismatch) = AnswerMismatch::compare(
                     position,
                     server_request,
-                    client_response.as_ref(),
+                    client_response.as_deref(),
                     &live,
                 ) else {
                     return Ok(Played::Answered);
@@ -1164,8 +1165,17 @@ impl Engine {
             if sent > 0 {
                 sink.barrier();
             }
-            let response = translation.response(interaction.method(), response);
-            sink.respond(&WithId(&response, jsonrpc::id(live)));
+            // The common case writes the recorded text, with the live id.
+            let raw = (translation == Translation::None)
+                .then(|| response.text_with_id(jsonrpc::id(live)?))
+                .flatten();
+            match raw {
+                Some(text) => sink.respond_encoded(text.into_bytes()),
+                None => {
+                    let response = translation.response(interaction.method(), response);
+                    sink.respond(&WithId(&response, jsonrpc::id(live)));
+                }
+            }
         }
         self.send_notifications(&interaction.after, Origin::After(0), &tokens, sink);
     }
@@ -1407,7 +1417,11 @@ impl<'a> Tokens<'a> {
 
     fn new(interaction: &'a Interaction, live: &'a Value, translation: Translation) -> Self {
         Tokens {
-            recorded: interaction.request().and_then(jsonrpc::progress_token),
+            // Only server messages carry a token to rewrite: most
+            // interactions have none, and their request stays unparsed.
+            recorded: (!interaction.during.is_empty() || !interaction.after.is_empty())
+                .then(|| interaction.request().and_then(jsonrpc::progress_token))
+                .flatten(),
             live: jsonrpc::progress_token(live),
             logs: cross_era::LogFloor::of(translation, live),
             translation,

@@ -206,7 +206,7 @@ mod tests {
         assert_eq!(EraMismatch::detect(&modern, &bare), None);
         let mut declared = modern.clone();
         declared.interactions.push(crate::cassette::Interaction {
-            client: crate::cassette::ClientMessage::Request(call.clone()),
+            client: crate::cassette::ClientMessage::Request(call.clone().into()),
             during: vec![],
             response: None,
             after: vec![],

@@ -666,7 +666,7 @@ impl State {
                 }),
                 Some(id),
             ) => {
-                self.send(&with_id(answer, id));
+                self.send(&with_id(answer.to_value(), id));
             }
             (Some(Event::ServerRequest { .. }), Some(id)) => {
                 self.refuse(

@@ -165,7 +165,8 @@ mod tests {
     fn new_session_traffic_goes_after_the_handshake() {
         let mut cassette = cassette();
         let event = Event::Notification {
-            notification: json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            notification: json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                .into(),
         };
         file_into(&mut cassette, vec![event]);
         assert_eq!(cassette.interactions[1].after.len(), 3);

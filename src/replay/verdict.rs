@@ -102,15 +102,19 @@ impl Engine {
                 "{} recorded interaction(s) were never used:",
                 summary.unused.len()
             ));
-            for &position in &summary.unused {
+            for &position in summary.unused.iter().take(UNUSED_LISTED) {
                 let interaction = &interactions[position];
                 let params = interaction
                     .client
-                    .message()
-                    .get("params")
-                    .map(crate::redact::mask_value);
+                    .raw()
+                    .with(|m| m.get("params").map(crate::redact::mask_value));
                 let canonical = crate::matching::canonical(interaction.method(), params.as_ref());
                 lines.push(format!("  #{position} {}", shorten(&canonical)));
+            }
+            if let Some(more) = summary.unused.len().checked_sub(UNUSED_LISTED)
+                && more > 0
+            {
+                lines.push(format!("  … and {more} more"));
             }
         }
         for &case in &summary.unused_cases {
@@ -122,6 +126,10 @@ impl Engine {
         (!lines.is_empty()).then(|| lines.join("\n"))
     }
 }
+
+/// How many unused interactions the report names; a long session that
+/// used a few of a big cassette's would otherwise print thousands of lines.
+const UNUSED_LISTED: usize = 20;
 
 /// At most 100 characters.
 fn shorten(text: &str) -> String {
@@ -208,5 +216,19 @@ mod tests {
         );
         assert!(!report.contains("ghp_"), "{report}");
         assert_eq!(engine.unused_report(&Summary::default()), None);
+    }
+
+    #[test]
+    fn a_long_unused_list_is_cut_short() {
+        let engine = engine(Strategy::Sequential);
+        let summary = Summary {
+            unused: vec![0; 25],
+            ..Summary::default()
+        };
+        let report = engine.unused_report(&summary).unwrap();
+        let lines: Vec<&str> = report.lines().collect();
+        assert_eq!(lines[0], "25 recorded interaction(s) were never used:");
+        assert_eq!(lines.len(), 1 + UNUSED_LISTED + 1, "{report}");
+        assert_eq!(lines[UNUSED_LISTED + 1], "  … and 5 more");
     }
 }

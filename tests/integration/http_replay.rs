@@ -1744,11 +1744,11 @@ async fn mcp_param_headers_are_checked_against_the_arguments() {
         .iter_mut()
         .find(|i| i.method() == "tools/list")
         .unwrap();
-    let tools = list.response.as_mut().unwrap()["result"]["tools"]
-        .as_array_mut()
-        .unwrap();
-    let echo = tools.iter_mut().find(|t| t["name"] == "echo").unwrap();
-    echo["inputSchema"]["properties"]["message"]["x-mcp-header"] = json!("Message");
+    list.response.as_mut().unwrap().modify(|response| {
+        let tools = response["result"]["tools"].as_array_mut().unwrap();
+        let echo = tools.iter_mut().find(|t| t["name"] == "echo").unwrap();
+        echo["inputSchema"]["properties"]["message"]["x-mcp-header"] = json!("Message");
+    });
     // The same call is answered each time it gets through.
     let mut rules = cassette.rules.clone();
     rules.on_exhausted = OnExhausted::RepeatLast;

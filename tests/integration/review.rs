@@ -42,7 +42,11 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf, Cassette) {
     for ((index, label), result) in CHANGED.iter().zip(answers) {
         let interaction = &mut live.interactions[*index];
         assert_eq!(interaction.label(), *label);
-        interaction.response.as_mut().unwrap()["result"] = result;
+        interaction
+            .response
+            .as_mut()
+            .unwrap()
+            .modify(|response| response["result"] = result);
     }
     let pending_path = pending::write(&accepted, &live, None).unwrap();
     assert_eq!(pending_path, dir.join("cassettes").join("demo.json.new"));
@@ -348,14 +352,32 @@ fn setup_volatile_and_breaking(dir: &Path) -> PathBuf {
         cassette::load(&support::root().join("cassettes").join("demo-legacy.json")).unwrap();
     let echo =
         |at: &str| json!({"content": [{"type": "text", "text": format!("echo: hello at {at}")}]});
-    recorded.interactions[4].response.as_mut().unwrap()["result"] = echo("2026-11-30T10:00:00Z");
+    let set_result = |response: &mut Option<mcpcassette::RawMessage>, result: Value| {
+        response
+            .as_mut()
+            .unwrap()
+            .modify(|response| response["result"] = result);
+    };
+    set_result(
+        &mut recorded.interactions[4].response,
+        echo("2026-11-30T10:00:00Z"),
+    );
     cassette::save(&accepted, &recorded).unwrap();
     let mut live = recorded.clone();
-    live.interactions[4].response.as_mut().unwrap()["result"] = echo("2026-12-01T07:41:00.123Z");
-    let tool = &mut live.interactions[3].response.as_mut().unwrap()["result"]["tools"][0];
-    assert_eq!(tool["name"], "echo");
-    tool["inputSchema"]["properties"]["volume"] = json!({"type": "number"});
-    tool["inputSchema"]["required"] = json!(["message", "volume"]);
+    set_result(
+        &mut live.interactions[4].response,
+        echo("2026-12-01T07:41:00.123Z"),
+    );
+    live.interactions[3]
+        .response
+        .as_mut()
+        .unwrap()
+        .modify(|response| {
+            let tool = &mut response["result"]["tools"][0];
+            assert_eq!(tool["name"], "echo");
+            tool["inputSchema"]["properties"]["volume"] = json!({"type": "number"});
+            tool["inputSchema"]["required"] = json!(["message", "volume"]);
+        });
     pending::write(&accepted, &live, None).unwrap();
     accepted
 }

@@ -107,8 +107,8 @@ fn verify_against_live(era: Era) {
         assert_eq!(was.client.message(), now.client.message(), "#{index}");
         let result = |response: Option<&Value>| response.map(|r| r["result"].clone());
         assert_eq!(
-            result(was.response.as_ref()),
-            result(now.response.as_ref()),
+            result(was.response.as_deref()),
+            result(now.response.as_deref()),
             "{era:?}: interaction #{index} ({}) answered differently",
             was.client.message()["method"]
         );
@@ -120,7 +120,7 @@ fn verify_against_live(era: Era) {
         .interactions
         .iter()
         .filter(|i| i.client.message()["method"] == "tools/call")
-        .filter_map(|i| i.response.as_ref())
+        .filter_map(|i| i.response.as_deref())
         .collect();
     assert_eq!(calls[0]["result"]["content"][0]["text"], "Echo: héllo");
     assert_eq!(calls[1]["result"]["structuredContent"]["sum"], 42.0);

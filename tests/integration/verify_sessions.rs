@@ -387,7 +387,7 @@ fn a_recorded_multi_session_cassette_with_rejected_probes_verifies_clean() {
     for probe in [0, 4] {
         let probe = &recorded.interactions[probe];
         assert_eq!(probe.method(), "server/discover");
-        assert_eq!(probe.response, Some(rejection("no session id")));
+        assert_eq!(probe.response, Some(rejection("no session id").into()));
         assert_eq!(probe.http.as_ref().unwrap().status, 400);
     }
 

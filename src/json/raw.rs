@@ -1,0 +1,548 @@
+//! Recorded messages kept as text.
+//!
+//! A cassette holds thousands of messages that replay writes back verbatim
+//! and reads inside only now and then. As `Value` trees they cost five to
+//! ten times their text (a map, a key string and a 32-byte value per
+//! member), which is most of a big cassette's load time and memory. A
+//! [`RawMessage`] keeps the compact text instead and builds the tree the
+//! first time something asks for it.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A JSON message as recorded: its compact text, and its `Value` tree once
+/// something has read it (through `Deref`, [`RawMessage::value`]).
+///
+/// Reading through [`RawMessage::with`] parses without keeping the tree,
+/// for passes over every message of a cassette (building the match index,
+/// saving) that would otherwise leave every tree behind.
+pub struct RawMessage {
+    /// Valid JSON without whitespace outside strings: every constructor
+    /// either serialises a `Value` or compacts text serde_json accepted.
+    text: Box<str>,
+    /// Where `method` is in `text`: read for every interaction at load and
+    /// on almost every decision, so found once rather than parsed for.
+    method: Method,
+    tree: OnceLock<Box<Value>>,
+}
+
+/// Where a message's top-level `method` string is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    /// It has none, or it is not a string.
+    Absent,
+    /// `text[start..end]`, which needs no unescaping.
+    At { start: u32, end: u32 },
+    /// Spelled with escapes (or past 4 GiB): read it from the tree.
+    InTree,
+}
+
+impl Method {
+    fn find(text: &str) -> Method {
+        // The last one counts, as in a parsed tree.
+        let Some(value) = top_level_members(text)
+            .filter(|(key, _)| *key == "\"method\"")
+            .last()
+            .map(|(_, value)| value)
+        else {
+            // A key spelled with escapes could still be `method`.
+            return if text.contains('\\') {
+                Method::InTree
+            } else {
+                Method::Absent
+            };
+        };
+        let Some(inner) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) else {
+            return Method::Absent;
+        };
+        let start = inner.as_ptr() as usize - text.as_ptr() as usize;
+        match (u32::try_from(start), u32::try_from(start + inner.len())) {
+            (Ok(start), Ok(end)) if !inner.contains('\\') => Method::At { start, end },
+            _ => Method::InTree,
+        }
+    }
+}
+
+impl RawMessage {
+    /// The message's compact text, as it goes on the wire.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Its top-level `method`, if that is a string; read without a tree.
+    pub fn method(&self) -> Option<&str> {
+        match self.method {
+            Method::Absent => None,
+            Method::At { start, end } => Some(&self.text[start as usize..end as usize]),
+            Method::InTree => self.value().get("method")?.as_str(),
+        }
+    }
+
+    /// Whether it is an object with a top-level member `key`; read without
+    /// a tree (unless a key is spelled with escapes).
+    pub fn has_member(&self, key: &str) -> bool {
+        if self.text.contains('\\') {
+            return self.with(|v| v.get(key).is_some());
+        }
+        top_level_members(&self.text)
+            .any(|(quoted, _)| quoted.len() == key.len() + 2 && &quoted[1..quoted.len() - 1] == key)
+    }
+
+    /// Its text with the value of its top-level `id` replaced by `id` (and
+    /// nothing else changed), to answer a live request with a recorded
+    /// response without a tree; `None` when its keys are spelled with
+    /// escapes, for the caller to go through the tree.
+    pub fn text_with_id(&self, id: &Value) -> Option<String> {
+        if self.text.contains('\\') {
+            return None;
+        }
+        let text = &*self.text;
+        let Some((_, value)) = top_level_members(text)
+            .filter(|(key, _)| *key == "\"id\"")
+            .last()
+        else {
+            return Some(text.to_owned());
+        };
+        let start = value.as_ptr() as usize - text.as_ptr() as usize;
+        let id = serde_json::to_string(id).expect("a Value serialises");
+        let mut out = String::with_capacity(text.len() + id.len());
+        out.push_str(&text[..start]);
+        out.push_str(&id);
+        out.push_str(&text[start + value.len()..]);
+        Some(out)
+    }
+
+    /// Whether it is a JSON object.
+    pub fn is_object(&self) -> bool {
+        self.text.starts_with('{')
+    }
+
+    /// The message as a tree, parsed on first use and kept.
+    pub fn value(&self) -> &Value {
+        self.tree.get_or_init(|| Box::new(parse(&self.text)))
+    }
+
+    /// Runs `f` on the tree without keeping it (unless it is already kept).
+    pub fn with<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
+        match self.tree.get() {
+            Some(tree) => f(tree),
+            None => f(&parse(&self.text)),
+        }
+    }
+
+    /// An owned copy of the tree.
+    pub fn to_value(&self) -> Value {
+        match self.tree.get() {
+            Some(tree) => Value::clone(tree),
+            None => parse(&self.text),
+        }
+    }
+
+    /// The tree, taken.
+    pub fn into_value(self) -> Value {
+        match self.tree.into_inner() {
+            Some(tree) => *tree,
+            None => parse(&self.text),
+        }
+    }
+
+    /// Changes the message through its tree, and its text with it.
+    pub fn modify<R>(&mut self, f: impl FnOnce(&mut Value) -> R) -> R {
+        let mut tree = std::mem::replace(self, RawMessage::from(Value::Null)).into_value();
+        let result = f(&mut tree);
+        *self = RawMessage::from(tree);
+        result
+    }
+
+    /// Compacts JSON text serde_json has already accepted, or says how
+    /// deep it nests if that is deeper than a message may.
+    fn from_valid(text: &str) -> Result<Self, TooDeep> {
+        let (text, depth) = compact(text);
+        if depth > super::MAX_DEPTH {
+            return Err(TooDeep(depth));
+        }
+        Ok(RawMessage::from_compact(text.into()))
+    }
+
+    fn from_compact(text: Box<str>) -> Self {
+        RawMessage {
+            method: Method::find(&text),
+            text,
+            tree: OnceLock::new(),
+        }
+    }
+}
+
+/// The members of a compact JSON object, as the text of each key (quoted)
+/// and value; nothing for anything but an object. Only for valid JSON.
+fn top_level_members(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    let bytes = text.as_bytes();
+    // Past the `{`, or at the end for anything but an object.
+    let mut at = if bytes.first() == Some(&b'{') {
+        1
+    } else {
+        bytes.len()
+    };
+    std::iter::from_fn(move || {
+        if at >= bytes.len() || bytes[at] != b'"' {
+            return None;
+        }
+        let key_end = value_end(bytes, at);
+        let value_start = key_end + 1; // past the `:`
+        let end = value_end(bytes, value_start);
+        let member = (&text[at..key_end], &text[value_start..end]);
+        at = end + 1; // past the `,` or the closing `}`
+        Some(member)
+    })
+}
+
+/// The end of the JSON value that starts at `start` in compact, valid text.
+fn value_end(bytes: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut at = start;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at = string_end(bytes, at + 1);
+                if depth == 0 {
+                    return at;
+                }
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + 1;
+                }
+            }
+            b',' | b']' | b'}' if depth == 0 => return at,
+            _ => {}
+        }
+        at += 1;
+    }
+    bytes.len()
+}
+
+/// A message nested deeper than [`super::MAX_DEPTH`], by this many levels.
+#[derive(Debug)]
+struct TooDeep(usize);
+
+impl fmt::Display for TooDeep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a message nested {} levels deep; mcpcassette reads messages nested at most {} levels",
+            self.0,
+            super::MAX_DEPTH
+        )
+    }
+}
+
+/// Parses text a [`RawMessage`] holds, which is valid JSON by construction
+/// (text the loaders accepted, so nested no deeper than they allow, or a
+/// `Value` serialised, which nests as deep as the `Value` did). Whether it
+/// nests deeper than a message may is for the loaders to say, not for
+/// every reader.
+fn parse(text: &str) -> Value {
+    super::unbounded(text.as_bytes()).expect("a RawMessage holds valid JSON")
+}
+
+/// `text` without the whitespace between tokens, and how deep it nests.
+/// One pass over valid JSON, jumping over strings (most of the bytes);
+/// text that is compact already is not copied.
+fn compact(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    // The start of the bytes not yet copied to `out`.
+    let mut run = 0;
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at = string_end(bytes, at + 1);
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth -= 1,
+            // Whitespace is ASCII, so every cut falls on a character boundary.
+            b if is_space(b) => {
+                let end = bytes[at..]
+                    .iter()
+                    .position(|&b| !is_space(b))
+                    .map_or(bytes.len(), |n| at + n);
+                out.get_or_insert_with(|| String::with_capacity(text.len()))
+                    .push_str(&text[run..at]);
+                run = end;
+                at = end;
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    let text = match out {
+        Some(mut out) => {
+            out.push_str(&text[run..]);
+            out.into()
+        }
+        None => text.into(),
+    };
+    (text, deepest)
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Just past the quote that closes the string whose contents start at
+/// `at`.
+fn string_end(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(n) = bytes
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        if bytes[at + n] == b'"' {
+            return at + n + 1;
+        }
+        // Past the backslash and the character it escapes.
+        at += n + 2;
+    }
+    bytes.len()
+}
+
+impl From<Value> for RawMessage {
+    fn from(value: Value) -> Self {
+        RawMessage::from(&value)
+    }
+}
+
+impl From<&Value> for RawMessage {
+    fn from(value: &Value) -> Self {
+        let text = serde_json::to_string(value).expect("a Value serialises");
+        RawMessage::from_compact(text.into())
+    }
+}
+
+impl Deref for RawMessage {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl Clone for RawMessage {
+    /// Copies the text only: a clone parses again if it is read.
+    fn clone(&self) -> Self {
+        RawMessage {
+            text: self.text.clone(),
+            method: self.method,
+            tree: OnceLock::new(),
+        }
+    }
+}
+
+impl PartialEq for RawMessage {
+    /// Equal as JSON values (the same text is, whatever its spelling).
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text || self.with(|a| other.with(|b| a == b))
+    }
+}
+
+impl PartialEq<Value> for RawMessage {
+    fn eq(&self, other: &Value) -> bool {
+        self.with(|value| value == other)
+    }
+}
+
+impl fmt::Debug for RawMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl fmt::Display for RawMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for RawMessage {
+    /// As the tree, so that a pretty printer indents it like the rest.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.with(|value| value.serialize(serializer))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        RawMessage::from_valid(raw.get()).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_from_a_file_is_compacted_outside_strings() {
+        let text = "{\n  \"a\" : [ 1, 2 ],\n\t\"b\": \"x  \\\" y\\\\\" , \"c\":\"\\n \"\r\n}";
+        let message: RawMessage = serde_json::from_str(text).unwrap();
+        assert_eq!(message.as_str(), r#"{"a":[1,2],"b":"x  \" y\\","c":"\n "}"#);
+        assert_eq!(*message, json!({"a": [1, 2], "b": "x  \" y\\", "c": "\n "}));
+    }
+
+    #[test]
+    fn compact_text_is_kept_as_it_is() {
+        let message: RawMessage = serde_json::from_str(r#"{"n":1.0e3,"s":"\u00e9"}"#).unwrap();
+        assert_eq!(message.as_str(), r#"{"n":1.0e3,"s":"\u00e9"}"#);
+        assert_eq!(message, RawMessage::from(json!({"n": 1000.0, "s": "é"})));
+    }
+
+    #[test]
+    fn reading_through_with_keeps_no_tree() {
+        let message = RawMessage::from(json!({"a": 1}));
+        assert_eq!(message.with(|v| v["a"].clone()), json!(1));
+        assert!(message.tree.get().is_none());
+        assert_eq!(message["a"], json!(1));
+        assert!(message.tree.get().is_some());
+    }
+
+    #[test]
+    fn modify_changes_text_and_tree() {
+        let mut message = RawMessage::from(json!({"id": 1}));
+        let _ = message.value();
+        message.modify(|v| v["id"] = json!(7));
+        assert_eq!(message.as_str(), r#"{"id":7}"#);
+        assert_eq!(message["id"], json!(7));
+    }
+
+    #[test]
+    fn it_serialises_as_its_tree() {
+        let message: RawMessage = serde_json::from_str(r#"{"a":[1]}"#).unwrap();
+        let pretty = serde_json::to_string_pretty(&json!({"m": message})).unwrap();
+        assert_eq!(
+            pretty,
+            "{\n  \"m\": {\n    \"a\": [\n      1\n    ]\n  }\n}"
+        );
+    }
+
+    #[test]
+    fn messages_nest_to_the_limit_and_no_deeper() {
+        use super::super::MAX_DEPTH;
+        let nested = |depth: usize| format!(" {} 1 {}", "[ ".repeat(depth), " ]".repeat(depth));
+        let message: RawMessage = serde_json::from_str(&nested(MAX_DEPTH)).unwrap();
+        assert_eq!(super::super::depth_of(message.value()), MAX_DEPTH);
+        let err = serde_json::from_str::<RawMessage>(&nested(MAX_DEPTH + 1)).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("a message nested 129 levels deep; mcpcassette reads messages nested at most 128 levels"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_method_is_found_without_a_tree() {
+        let method = |text: &str| {
+            let message: RawMessage = serde_json::from_str(text).unwrap();
+            let found = message.method().map(str::to_owned);
+            assert_eq!(
+                found.as_deref(),
+                message.value().get("method").and_then(Value::as_str)
+            );
+            found
+        };
+        assert_eq!(
+            method(r#"{"id":1,"params":{"method":"no","a":[{"}":"]"}]},"method":"tools/call"}"#)
+                .as_deref(),
+            Some("tools/call")
+        );
+        assert_eq!(
+            method(r#"{ "method" : "a", "method": "b" }"#).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            method(r#"{"method":"t\u006fols/list"}"#).as_deref(),
+            Some("tools/list")
+        );
+        assert_eq!(method(r#"{"m\u0065thod":"ping"}"#).as_deref(), Some("ping"));
+        assert_eq!(method(r#"{"method":7}"#), None);
+        assert_eq!(method(r#"{"id":1,"result":{}}"#), None);
+        assert_eq!(method(r#"["method","ping"]"#), None);
+        assert_eq!(method(r#""method""#), None);
+    }
+
+    #[test]
+    fn the_id_is_replaced_in_the_text() {
+        let message: RawMessage =
+            serde_json::from_str(r#"{"jsonrpc":"2.0","id":{"a":[1]},"result":{"id":2}}"#).unwrap();
+        assert_eq!(
+            message.text_with_id(&serde_json::json!("x")).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"x","result":{"id":2}}"#
+        );
+        let last: RawMessage = serde_json::from_str(r#"{"result":0,"id":1}"#).unwrap();
+        assert_eq!(
+            last.text_with_id(&serde_json::json!(7)).unwrap(),
+            r#"{"result":0,"id":7}"#
+        );
+        let none: RawMessage = serde_json::from_str(r#"{"result":0}"#).unwrap();
+        assert_eq!(
+            none.text_with_id(&serde_json::json!(7)).unwrap(),
+            r#"{"result":0}"#
+        );
+        let escaped: RawMessage = serde_json::from_str(r#"{"\u0069d":1}"#).unwrap();
+        assert_eq!(escaped.text_with_id(&serde_json::json!(7)), None);
+    }
+
+    #[test]
+    fn members_are_found_without_a_tree() {
+        let message: RawMessage =
+            serde_json::from_str(r#"{"params":{"id":1},"method":"a","x":"\"id\""}"#).unwrap();
+        assert!(message.has_member("method") && message.has_member("x"));
+        assert!(!message.has_member("id"), "only top-level members count");
+        let escaped: RawMessage = serde_json::from_str(r#"{"\u0069d":1}"#).unwrap();
+        assert!(escaped.has_member("id"));
+        let array: RawMessage = serde_json::from_str(r#"[{"id":1}]"#).unwrap();
+        assert!(!array.has_member("id") && !array.is_object());
+    }
+
+    proptest! {
+        /// Whatever the message, `method` agrees with the tree.
+        #[test]
+        fn the_method_agrees_with_the_tree(
+            value in super::super::strategy::json_value(),
+            method in "[a/\"\\\\é]{0,4}",
+        ) {
+            let mut message = serde_json::json!({"x": value.clone()});
+            message["method"] = Value::from(method);
+            message["y"] = value;
+            for text in [serde_json::to_string(&message).unwrap(), serde_json::to_string_pretty(&message).unwrap()] {
+                let raw: RawMessage = serde_json::from_str(&text).unwrap();
+                prop_assert_eq!(raw.method(), message["method"].as_str());
+            }
+        }
+
+
+        /// Pretty or compact, any value's text compacts to the same value.
+        #[test]
+        fn compacting_keeps_the_value(value in super::super::strategy::json_value()) {
+            let pretty = serde_json::to_string_pretty(&value).unwrap();
+            let message: RawMessage = serde_json::from_str(&pretty).unwrap();
+            prop_assert_eq!(message.as_str(), serde_json::to_string(&value).unwrap());
+            prop_assert_eq!(message.to_value(), value);
+        }
+    }
+}

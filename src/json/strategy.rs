@@ -1,0 +1,25 @@
+//! Arbitrary JSON values for property tests.
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+/// Any JSON value a few levels deep, with strings that hold what text
+/// handling gets wrong: spaces, quotes, backslashes, escapes, non-ASCII.
+pub(crate) fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[ a\"\\\\\n\té/{}:,]{0,6}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 40, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[ a\"\\\\:é]{0,3}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
