@@ -1,13 +1,16 @@
 //! Throughput and latency of mcpcassette over Streamable HTTP, measured in
-//! one run against three targets with the same client: the live example
+//! one run against every target with the same client: the live example
 //! server (`rmcp_http_server`), `mcpcassette record` in front of it, and
-//! `mcpcassette replay` of a cassette recorded through that proxy. A bare
-//! HTTP relay in front of the live server (this binary, re-executed with
-//! `--relay`) shows what any reverse proxy costs, as context for record.
+//! `mcpcassette replay` of a cassette recorded through that proxy. Two
+//! baselines run in the same binary, re-executed: a bare HTTP relay in front
+//! of the live server (`--relay`), what any reverse proxy costs, which
+//! record is held to; and a minimal HTTP echo server (`--floor-server`), the
+//! floor replay is held to. The report ends in a table of targets.
 //!
-//! Run it with `cargo bench --bench http`; docs/benchmarks.md ("Streamable
-//! HTTP") explains every figure. Everything listens on 127.0.0.1 and every
-//! child process is stopped when the bench ends, fails or panics.
+//! Run it with `cargo bench --bench http` (`-- --quick` for a smoke run);
+//! docs/benchmarks.md ("Streamable HTTP") explains every figure. Everything
+//! listens on 127.0.0.1 and every child process is stopped when the bench
+//! ends, fails or panics.
 
 mod common;
 
@@ -17,7 +20,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -36,31 +39,71 @@ use serde_json::{Value, json};
 
 /// The protocol version of every session (legacy era: `initialize`, sessions).
 const VERSION: &str = "2025-11-25";
-/// Each configuration is measured this many times, interleaved.
-const ROUNDS: usize = 3;
-/// One request in flight: warm-up, then measured, per session.
-const SERIAL: Load = Load {
-    depth: 1,
-    warmup: 200,
-    measured: 2_000,
+/// Makes the bench binary a bare HTTP relay to the URL after it.
+const RELAY_FLAG: &str = "--relay";
+/// Makes the bench binary the floor: a minimal HTTP echo server.
+const FLOOR_FLAG: &str = "--floor-server";
+/// Runs every measurement with tiny counts: a smoke test that the bench
+/// still works (CI), whose figures mean nothing.
+const QUICK_FLAG: &str = "--quick";
+
+/// How much is measured: the full run, or `--quick`.
+struct Plan {
+    /// Each configuration is measured this many times, interleaved.
+    rounds: usize,
+    /// One request in flight: warm-up, then measured, per session.
+    serial: Load,
+    /// 64 requests in flight (64 client tasks): warm-up, then measured.
+    concurrent: Load,
+}
+
+const FULL: Plan = Plan {
+    rounds: 3,
+    serial: Load {
+        depth: 1,
+        warmup: 200,
+        measured: 2_000,
+    },
+    concurrent: Load {
+        depth: 64,
+        warmup: 2_000,
+        measured: 20_000,
+    },
 };
-/// Sixteen requests in flight (sixteen client tasks): warm-up, then measured.
-const CONCURRENT: Load = Load {
-    depth: 16,
-    warmup: 2_000,
-    measured: 20_000,
+
+const QUICK: Plan = Plan {
+    rounds: 1,
+    serial: Load {
+        depth: 1,
+        warmup: 10,
+        measured: 100,
+    },
+    concurrent: Load {
+        depth: 64,
+        warmup: 100,
+        measured: 1_000,
+    },
 };
+
+static PLAN: OnceLock<&'static Plan> = OnceLock::new();
+
+fn plan() -> &'static Plan {
+    PLAN.get().copied().unwrap_or(&FULL)
+}
+
+fn quick() -> bool {
+    std::ptr::eq(plan(), &QUICK)
+}
+
 /// A warm-up phase stops sending after this long, whatever its count.
 const WARMUP_LIMIT: Duration = Duration::from_millis(1_500);
 /// A measured phase stops sending after this long; the report flags it.
 /// Counts, not this, end every phase on a healthy target (the slowest,
-/// record at 16 in flight, needs under 2 s on 2 cores).
+/// record at 64 in flight, needs about 2 s on 2 cores).
 const MEASURE_LIMIT: Duration = Duration::from_secs(6);
 /// The recording of the replayed cassette stops after this long; replay
 /// sessions then send no more calls than it holds.
 const RECORDING_LIMIT: Duration = Duration::from_secs(20);
-/// Makes the bench binary a bare HTTP relay to the URL after it.
-const RELAY_FLAG: &str = "--relay";
 /// The whole bench gives up after this long.
 const DEADLINE: Duration = Duration::from_secs(600);
 /// How long a child gets to exit once signalled.
@@ -72,20 +115,32 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == RELAY_FLAG) {
         let upstream = args.get(at + 1).map_or("", String::as_str);
-        if let Err(e) = relay::serve(upstream) {
-            eprintln!("relay: {e}");
-            std::process::exit(1);
-        }
-        return;
+        return helper("relay", relay::serve(upstream));
+    }
+    if args.iter().any(|a| a == FLOOR_FLAG) {
+        return helper("floor server", floor::serve());
     }
     if !args.iter().any(|a| a == "--bench") {
         // `cargo test --all-targets` runs bench binaries without `--bench`.
         println!("http: skipped; run it with `cargo bench --bench http`");
         return;
     }
+    let _ = PLAN.set(if args.iter().any(|a| a == QUICK_FLAG) {
+        &QUICK
+    } else {
+        &FULL
+    });
     watchdog(DEADLINE);
     if let Err(e) = run() {
         eprintln!("http bench failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Ends a helper process, reporting its failure.
+fn helper(name: &str, outcome: io::Result<()>) {
+    if let Err(e) = outcome {
+        eprintln!("{name}: {e}");
         std::process::exit(1);
     }
 }
@@ -95,7 +150,7 @@ fn run() -> io::Result<()> {
     let started = Instant::now();
     progress("recording the cassette replay will serve");
     let cassette = record_cassette(&env)?;
-    progress("comparing live, bare relay, record and replay");
+    progress("comparing live, bare relay, record, floor and replay");
     let comparison = compare(&env, &cassette)?;
     let report = Report {
         cassette,
@@ -238,7 +293,7 @@ fn failure(name: &str, stderr: &Path, what: impl std::fmt::Display) -> io::Error
 
 /// Paths to everything the bench runs, and a scratch folder.
 struct Env {
-    /// This binary, which is also the bare relay.
+    /// This binary, which is also the bare relay and the floor server.
     this_exe: PathBuf,
     mcpcassette: PathBuf,
     live_server: PathBuf,
@@ -280,6 +335,13 @@ impl Env {
         let mut command = Command::new(&self.this_exe);
         command.arg(RELAY_FLAG).arg(&upstream.url);
         Server::spawn("bare relay", command, self.scratch_file("relay", "log"))
+    }
+
+    /// The floor: this binary as a minimal HTTP echo server.
+    fn floor(&self) -> io::Result<Server> {
+        let mut command = Command::new(&self.this_exe);
+        command.arg(FLOOR_FLAG);
+        Server::spawn("floor server", command, self.scratch_file("floor", "log"))
     }
 
     /// `mcpcassette record` in front of `upstream`, writing `cassette`.
@@ -326,6 +388,7 @@ impl Env {
                 let record = self.record(&live, &self.scratch_file("recorded", "json"))?;
                 vec![live, record]
             }
+            Target::Floor => vec![self.floor()?],
             Target::Replay(cassette) => vec![self.replay(cassette)?],
         };
         Ok(Running { servers })
@@ -361,9 +424,15 @@ enum Target {
     Relay,
     /// `mcpcassette record --upstream <live>` in front of a live server.
     Record,
+    /// The floor: the least an HTTP MCP server can do (parse the body,
+    /// answer), as replay's baseline.
+    Floor,
     /// `mcpcassette replay <cassette> --listen`.
     Replay(PathBuf),
 }
+
+/// The name of every replay target.
+const REPLAY: &str = "replay";
 
 impl Target {
     fn name(&self) -> &'static str {
@@ -371,7 +440,8 @@ impl Target {
             Target::Live => "live (rmcp_http_server)",
             Target::Relay => "bare relay → live",
             Target::Record => "record → live",
-            Target::Replay(_) => "replay",
+            Target::Floor => "floor (HTTP echo server)",
+            Target::Replay(_) => REPLAY,
         }
     }
 }
@@ -663,15 +733,16 @@ struct Recorded {
 
 /// Records one session through the proxy: the handshake and as many
 /// distinct echo calls as the longest replay session sends (each recorded
-/// request answers once under keyed matching), 16 in flight.
+/// request answers once under keyed matching), as many in flight as the
+/// concurrent sessions.
 fn record_cassette(env: &Env) -> io::Result<Recorded> {
     let path = env.scratch_file("cassette", "json");
     let live = env.live()?;
     let record = env.record(&live, &path)?;
     let load = Load {
-        depth: CONCURRENT.depth,
+        depth: plan().concurrent.depth,
         warmup: 0,
-        measured: SERIAL.calls().max(CONCURRENT.calls()),
+        measured: plan().serial.calls().max(plan().concurrent.calls()),
     };
     let sample = drive(&record.url, load, load.calls(), RECORDING_LIMIT)
         .map_err(|e| record.failure(format!("failed: {e}")))?;
@@ -748,14 +819,16 @@ fn compare(env: &Env, cassette: &Recorded) -> io::Result<Comparison> {
         Target::Live,
         Target::Relay,
         Target::Record,
+        Target::Floor,
         Target::Replay(cassette.path.clone()),
     ];
-    let loads = [SERIAL, CONCURRENT];
+    let loads = [plan().serial, plan().concurrent];
     let mut samples: Vec<Vec<Sample>> = (0..targets.len() * loads.len())
         .map(|_| Vec::new())
         .collect();
-    for round in 1..=ROUNDS {
-        progress(&format!("round {round} of {ROUNDS}"));
+    let rounds = plan().rounds;
+    for round in 1..=rounds {
+        progress(&format!("round {round} of {rounds}"));
         for (l, load) in loads.iter().enumerate() {
             for (t, target) in targets.iter().enumerate() {
                 let budget = match target {
@@ -784,30 +857,19 @@ fn compare(env: &Env, cassette: &Recorded) -> io::Result<Comparison> {
 }
 
 // ---------------------------------------------------------------------------
-// The bare relay: the cost of any HTTP reverse proxy
+// The helper servers: the bare relay and the floor
 // ---------------------------------------------------------------------------
 
-mod relay {
+mod listen {
     use super::*;
-    use hyper::body::Incoming;
-    use hyper::server::conn::http1;
-    use hyper::service::service_fn;
-    use hyper_util::rt::TokioIo;
-    use tokio::net::TcpListener;
+    use tokio::net::{TcpListener, TcpStream};
     use tokio::signal::unix::{SignalKind, signal};
 
-    type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-    /// Listens on 127.0.0.1 (printing its URL, as mcpcassette does) and
-    /// forwards every request to `upstream` and every answer back, bodies
-    /// streamed through unread, on a runtime like mcpcassette's (two
-    /// workers), until SIGINT or SIGTERM.
-    pub fn serve(upstream: &str) -> io::Result<()> {
-        let upstream: Uri = upstream.parse().map_err(io::Error::other)?;
-        let authority = upstream
-            .authority()
-            .cloned()
-            .ok_or_else(|| io::Error::other("the upstream URL has no host"))?;
+    /// Listens on 127.0.0.1 on a port the system picks, prints its URL
+    /// (ending in `path`) as mcpcassette does, and hands every accepted
+    /// connection (with `TCP_NODELAY`) to `connection`, on a runtime like
+    /// mcpcassette's (two workers), until SIGINT or SIGTERM.
+    pub fn serve(path: &str, mut connection: impl FnMut(TcpStream)) -> io::Result<()> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -816,11 +878,7 @@ mod relay {
             let mut interrupt = signal(SignalKind::interrupt())?;
             let mut terminate = signal(SignalKind::terminate())?;
             let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-            println!("http://{}{}", listener.local_addr()?, upstream.path());
-            let mut connector = HttpConnector::new();
-            connector.set_nodelay(true);
-            let client: Client<HttpConnector, Incoming> =
-                Client::builder(TokioExecutor::new()).build(connector);
+            println!("http://{}{path}", listener.local_addr()?);
             loop {
                 let stream = tokio::select! {
                     accepted = listener.accept() => accepted?.0,
@@ -828,16 +886,43 @@ mod relay {
                     _ = terminate.recv() => return Ok(()),
                 };
                 stream.set_nodelay(true)?;
-                let (client, authority) = (client.clone(), authority.clone());
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| {
-                        forward(client.clone(), authority.clone(), request)
-                    });
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+                connection(stream);
             }
+        })
+    }
+}
+
+/// The bare relay: the cost of any HTTP reverse proxy.
+mod relay {
+    use super::*;
+    use hyper::body::Incoming;
+    use hyper::server::conn::http1;
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+    /// Forwards every request to `upstream` and every answer back, bodies
+    /// streamed through unread.
+    pub fn serve(upstream: &str) -> io::Result<()> {
+        let upstream: Uri = upstream.parse().map_err(io::Error::other)?;
+        let authority = upstream
+            .authority()
+            .cloned()
+            .ok_or_else(|| io::Error::other("the upstream URL has no host"))?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client: Client<HttpConnector, Incoming> =
+            Client::builder(TokioExecutor::new()).build(connector);
+        listen::serve(upstream.path(), |stream| {
+            let (client, authority) = (client.clone(), authority.clone());
+            tokio::spawn(async move {
+                let service =
+                    service_fn(move |request| forward(client.clone(), authority.clone(), request));
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
         })
     }
 
@@ -861,6 +946,72 @@ mod relay {
     }
 }
 
+/// The floor: the least an MCP server over Streamable HTTP can do.
+mod floor {
+    use super::*;
+    use hyper::body::Incoming;
+    use hyper::server::conn::http1;
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+    /// The one session id it hands out; it checks none.
+    const SESSION: &str = "floor";
+
+    /// Answers every POST, whatever its path or headers, from its body alone.
+    pub fn serve() -> io::Result<()> {
+        listen::serve("/mcp", |stream| {
+            tokio::spawn(async move {
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service_fn(answer))
+                    .await;
+            });
+        })
+    }
+
+    /// Reads the whole body, then answers it.
+    async fn answer(request: Request<Incoming>) -> Result<http::Response<Full<Bytes>>, BoxError> {
+        let body = request.into_body().collect().await?.to_bytes();
+        Ok(reply(&body)?)
+    }
+
+    /// Parses the message into a `serde_json::Value` and answers it with
+    /// one JSON body: `initialize` with a result and a session id, a
+    /// notification with 202 and no body, any other request with
+    /// `{"content":[{"type":"text","text":"Echo: <message>"}]}`.
+    fn reply(body: &[u8]) -> Result<http::Response<Full<Bytes>>, http::Error> {
+        let response = http::Response::builder();
+        let Ok(message) = serde_json::from_slice::<Value>(body) else {
+            return response
+                .status(StatusCode::BAD_REQUEST)
+                .body(Full::default());
+        };
+        let Some(id) = message.get("id") else {
+            return response.status(StatusCode::ACCEPTED).body(Full::default());
+        };
+        let (response, result) = if message["method"] == "initialize" {
+            let result = json!({
+                "protocolVersion": VERSION,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "floor", "version": "0.1.0"},
+            });
+            (response.header("mcp-session-id", SESSION), result)
+        } else {
+            let text = match message.pointer("/params/arguments/message") {
+                Some(Value::String(text)) => format!("Echo: {text}"),
+                _ => String::from("Echo: "),
+            };
+            let result = json!({"content": [{"type": "text", "text": text}]});
+            (response, result)
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        response
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(answer.to_string())))
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The report
 // ---------------------------------------------------------------------------
@@ -872,39 +1023,48 @@ struct Report {
 
 impl Report {
     fn markdown(&self, took: Duration) -> String {
+        let plan = plan();
         let mut out = common::machine();
+        if quick() {
+            out +=
+                "Quick run (`--quick`): a smoke test of the bench; its figures mean nothing.\n\n";
+        }
         out += &format!(
-            "Rounds: {ROUNDS}, interleaved, fresh processes per session (throughput: median \
+            "Rounds: {}, interleaved, fresh processes per session (throughput: median \
              round; latency: all requests of all rounds). 1 in flight: {} warm-up + {} measured \
              requests per session; {} in flight: {} + {}. Whole run (build excluded): {:.0} s.\n\n",
-            SERIAL.warmup,
-            SERIAL.measured,
-            CONCURRENT.depth,
-            CONCURRENT.warmup,
-            CONCURRENT.measured,
+            plan.rounds,
+            plan.serial.warmup,
+            plan.serial.measured,
+            plan.concurrent.depth,
+            plan.concurrent.warmup,
+            plan.concurrent.measured,
             took.as_secs_f64()
         );
         out += &self.summary_table();
         out += &self.comparison_table();
         out += &self.cassette_line();
         out += &self.warnings();
+        out += &self.targets_table();
         out
     }
 
     fn summary_table(&self) -> String {
         let mut out = String::from(
             "#### Against the live server, same run\n\n\
-             | in flight | record / live requests/s | record / live p50 \
-             | replay / live requests/s | replay / live p50 |\n\
-             |---:|---:|---:|---:|---:|\n",
+             | in flight | bare relay / live requests/s | record / live requests/s \
+             | record / live p50 | replay / live requests/s | replay / live p50 |\n\
+             |---:|---:|---:|---:|---:|---:|\n",
         );
         let c = &self.comparison;
-        for depth in [SERIAL.depth, CONCURRENT.depth] {
+        for depth in [plan().serial.depth, plan().concurrent.depth] {
             let live = c.get(Target::Live.name(), depth);
+            let relay = c.get(Target::Relay.name(), depth);
             let record = c.get(Target::Record.name(), depth);
-            let replay = c.get("replay", depth);
+            let replay = c.get(REPLAY, depth);
             out += &format!(
-                "| {depth} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                "| {depth} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                relay.rate / live.rate,
                 record.rate / live.rate,
                 record.p50 / live.p50,
                 replay.rate / live.rate,
@@ -943,7 +1103,7 @@ impl Report {
              (handshake + {} distinct echo calls, {} in flight, {:.0} requests/s), \
              {} interactions, {:.1} MiB.\n",
             c.calls,
-            CONCURRENT.depth,
+            plan().concurrent.depth,
             c.rate,
             c.interactions,
             c.bytes as f64 / (1 << 20) as f64
@@ -975,6 +1135,46 @@ impl Report {
                  several small writes on a socket without TCP_NODELAY waits for the \
                  client's ACK (up to 40 ms) between them.\n",
                 stalled.join(", ")
+            );
+        }
+        out
+    }
+
+    /// Throughput ratios at 64 in flight against baselines of the same
+    /// run, with PASS/MISS where there is a target.
+    fn targets_table(&self) -> String {
+        let c = &self.comparison;
+        let deep = plan().concurrent.depth;
+        let mut out = String::from(
+            "\n#### Targets\n\n| figure | measured | target | result |\n|---|---:|---:|---|\n",
+        );
+        // (figure, target, baseline, the least ratio that passes; none: context)
+        let (live, relay, record, floor) = (
+            Target::Live.name(),
+            Target::Relay.name(),
+            Target::Record.name(),
+            Target::Floor.name(),
+        );
+        let rows = [
+            ("record / bare relay", record, relay, Some(0.9)),
+            ("replay / floor", REPLAY, floor, Some(1.0)),
+            ("record / live", record, live, None),
+            ("bare relay / live", relay, live, None),
+        ];
+        for (figure, target, baseline, least) in rows {
+            let rate = c.get(target, deep).rate;
+            let base = c.get(baseline, deep).rate;
+            let ratio = rate / base;
+            let (target, verdict) = match least {
+                Some(least) => {
+                    let met = if ratio >= least { "PASS" } else { "MISS" };
+                    (format!("≥ {least}×"), met)
+                }
+                None => ("—".to_owned(), "—"),
+            };
+            out += &format!(
+                "| {figure} throughput, {deep} in flight | {ratio:.2}× ({rate:.0} vs {base:.0} \
+                 req/s) | {target} | {verdict} |\n"
             );
         }
         out

@@ -12,7 +12,28 @@ use std::thread;
 /// `mcpcassette` binary and the example named `example`.
 pub fn build(example: &str) -> io::Result<(PathBuf, PathBuf)> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-    let status = Command::new(env!("CARGO"))
+    let mut cargo = Command::new(env!("CARGO"));
+    // Cargo sets these for the bench it runs, not for a build it is asked
+    // for; passed on, they would differ from `cargo bench`'s own build and
+    // rerun the build scripts that track them (ring's reads
+    // CARGO_MANIFEST_DIR and CARGO_PKG_*), so every run rebuilt ring,
+    // rustls and mcpcassette twice.
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_for_the_bench = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_EXE_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+            ]
+            .contains(&name);
+        if set_for_the_bench {
+            cargo.env_remove(name);
+        }
+    }
+    let status = cargo
         .args([
             "build",
             "--profile",
