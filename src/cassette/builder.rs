@@ -378,7 +378,7 @@ impl Builder {
                 if stream.is_some()
                     && !matches!(self.transport, Transport::Stdio { .. })
                     && !self.is_listen(index)
-                    && self.interactions[index].request().is_some() =>
+                    && self.interactions[index].is_request() =>
             {
                 Place::During(index, self.interactions[index].during.len())
             }

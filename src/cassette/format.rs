@@ -617,7 +617,13 @@ impl Interaction {
         }
     }
 
-    /// The request, if the client message is one.
+    /// Whether the client message is a request (read without a tree).
+    pub fn is_request(&self) -> bool {
+        matches!(self.client, ClientMessage::Request(_))
+    }
+
+    /// The request, if the client message is one (as a tree, parsed on
+    /// first use and kept).
     pub fn request(&self) -> Option<&Value> {
         match &self.client {
             ClientMessage::Request(m) => Some(m),

@@ -10,14 +10,16 @@ use serde_json::Value;
 use super::CheckConfig;
 use super::findings::{Code, Finding};
 use crate::cassette::{Cassette, ClientMessage, Event};
+use crate::json::RawMessage;
 use crate::schema::{self, ToolArguments, ToolOutput, Violation, ViolationKind};
 
 /// One message of a cassette, where it sits, and what it answers.
 pub(super) struct Located<'a> {
     /// JSON pointer of the message in the document.
     pub pointer: String,
-    /// The message.
-    pub message: &'a Value,
+    /// The message. Checks read it without keeping its tree, so that a
+    /// big cassette is checked in the memory it loads in.
+    pub message: &'a RawMessage,
     /// For a response: the method of the request it answers.
     pub answers: Option<&'a str>,
 }
@@ -71,7 +73,7 @@ fn events<'a>(out: &mut Vec<Located<'a>>, base: &str, events: &'a [Event]) {
                     out.push(Located {
                         pointer: format!("{base}/{j}/client_response"),
                         message: response,
-                        answers: crate::jsonrpc::method(server_request),
+                        answers: server_request.method(),
                     });
                 }
             }
@@ -102,15 +104,17 @@ pub(super) fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut V
         ));
     }
     for located in all(cassette) {
-        let violations = match version {
-            Some(version) => schema::check_message(version, located.message, located.answers),
-            None => schema::check_envelope(located.message),
-        };
-        push_violations(findings, &located.pointer, violations);
-        if let Some(official) = &config.official {
-            let violations = official.check_message(located.message, located.answers);
+        located.message.with(|message| {
+            let violations = match version {
+                Some(version) => schema::check_message(version, message, located.answers),
+                None => schema::check_envelope(message),
+            };
             push_violations(findings, &located.pointer, violations);
-        }
+            if let Some(official) = &config.official {
+                let violations = official.check_message(message, located.answers);
+                push_violations(findings, &located.pointer, violations);
+            }
+        });
     }
 }
 
@@ -151,10 +155,16 @@ pub(super) fn pairing(cassette: &Cassette, findings: &mut Vec<Finding>) {
     }
 }
 
-fn unpaired(findings: &mut Vec<Finding>, pointer: &str, request: &Value, response: &Value) {
-    let (Some(asked), answered) = (request.get("id"), response.get("id")) else {
+fn unpaired(
+    findings: &mut Vec<Finding>,
+    pointer: &str,
+    request: &RawMessage,
+    response: &RawMessage,
+) {
+    let (Some(asked), answered) = (request.member("id"), response.member("id")) else {
         return;
     };
+    let (asked, answered) = (&asked, answered.as_ref());
     // `id: null` answers a request that could not be read; the envelope
     // check judges whether that is allowed.
     if answered.is_some_and(|id| id != asked && !id.is_null()) || answered.is_none() {
@@ -174,29 +184,34 @@ pub(super) fn tool_arguments(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let tools: HashMap<&str, Option<ToolArguments>> = advertised(cassette, "inputSchema")
         .map(|(name, schema)| (name, ToolArguments::new(schema).ok()))
         .collect();
+    if tools.is_empty() {
+        return;
+    }
     for (i, interaction) in cassette.interactions.iter().enumerate() {
-        let Some(request) = interaction
-            .request()
-            .filter(|_| interaction.method() == "tools/call")
-        else {
+        let ClientMessage::Request(request) = &interaction.client else {
             continue;
         };
-        let Some(name) = request.pointer("/params/name").and_then(Value::as_str) else {
+        if request.method() != Some("tools/call") {
             continue;
-        };
-        let Some(Some(validator)) = tools.get(name) else {
-            continue;
-        };
-        let empty = Value::Object(Default::default());
-        let arguments = request.pointer("/params/arguments").unwrap_or(&empty);
-        let pointer = format!("/interactions/{i}/request/params/arguments");
-        for violation in validator.check(arguments) {
-            findings.push(Finding::new(
-                Code::Schema(ViolationKind::ToolArguments),
-                format!("{pointer}{}", violation.pointer),
-                format!("arguments to `{name}`: {}", violation.message),
-            ));
         }
+        request.with(|request| {
+            let Some(name) = request.pointer("/params/name").and_then(Value::as_str) else {
+                return;
+            };
+            let Some(Some(validator)) = tools.get(name) else {
+                return;
+            };
+            let empty = Value::Object(Default::default());
+            let arguments = request.pointer("/params/arguments").unwrap_or(&empty);
+            let pointer = format!("/interactions/{i}/request/params/arguments");
+            for violation in validator.check(arguments) {
+                findings.push(Finding::new(
+                    Code::Schema(ViolationKind::ToolArguments),
+                    format!("{pointer}{}", violation.pointer),
+                    format!("arguments to `{name}`: {}", violation.message),
+                ));
+            }
+        });
     }
 }
 
@@ -250,19 +265,24 @@ pub(super) fn tool_results(cassette: &Cassette, findings: &mut Vec<Finding>) {
         return;
     }
     for (i, interaction) in cassette.interactions.iter().enumerate() {
-        let (Some(request), Some(result)) = (
-            interaction
-                .request()
-                .filter(|_| interaction.method() == "tools/call"),
-            interaction.response.as_ref().and_then(|r| r.get("result")),
-        ) else {
+        let (ClientMessage::Request(request), Some(response)) =
+            (&interaction.client, &interaction.response)
+        else {
             continue;
         };
-        let Some(name) = request.pointer("/params/name").and_then(Value::as_str) else {
+        if request.method() != Some("tools/call") {
+            continue;
+        }
+        let name = request.with(|r| r.pointer("/params/name")?.as_str().map(str::to_owned));
+        let Some(name) = name.filter(|name| outputs.contains_key(name.as_str())) else {
             continue;
         };
-        let pointer = format!("/interactions/{i}/response/result");
-        tool_output(&outputs, name, result, &pointer, findings);
+        response.with(|response| {
+            if let Some(result) = response.get("result") {
+                let pointer = format!("/interactions/{i}/response/result");
+                tool_output(&outputs, &name, result, &pointer, findings);
+            }
+        });
     }
 }
 

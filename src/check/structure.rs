@@ -11,16 +11,22 @@ use crate::protocol::Era;
 /// Interactions identical to an earlier one: same request (under the
 /// cassette's rules), same answer and same server traffic, ids aside.
 pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    use sha2::{Digest, Sha256};
     let mut seen = std::collections::HashMap::new();
     for (i, interaction) in cassette.interactions.iter().enumerate() {
-        let Some(request) = interaction.request() else {
+        let cassette::ClientMessage::Request(request) = &interaction.client else {
             continue;
         };
-        let key = cassette.rules.key(MessageKind::Request, request);
-        let answer = without_id(interaction.response.as_deref());
-        let traffic =
-            serde_json::to_string(&(&interaction.during, &interaction.after)).unwrap_or_default();
-        if let Some(first) = seen.insert((key, answer, traffic), i) {
+        // Read without keeping trees; what is kept is a digest of each.
+        let key = request.with(|request| cassette.rules.key(MessageKind::Request, request));
+        let mut answer = Sha256::new();
+        answer.update(without_id(interaction.response.as_ref()));
+        answer.update([0]);
+        answer.update(
+            serde_json::to_vec(&(&interaction.during, &interaction.after)).unwrap_or_default(),
+        );
+        let answer: [u8; 32] = answer.finalize().into();
+        if let Some(first) = seen.insert((key, answer), i) {
             findings.push(Finding::new(
                 Code::Duplicate,
                 format!("/interactions/{i}"),
@@ -33,8 +39,12 @@ pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
     }
 }
 
-fn without_id(response: Option<&Value>) -> String {
-    let mut response = response.cloned().unwrap_or(Value::Null);
+fn without_id(response: Option<&crate::json::RawMessage>) -> String {
+    // The recorded text with a null id, when it can be had without a tree.
+    if let Some(text) = response.and_then(|r| r.text_with_id(&Value::Null)) {
+        return text;
+    }
+    let mut response = response.map_or(Value::Null, |r| r.to_value());
     if let Some(object) = response.as_object_mut() {
         object.remove("id");
     }
@@ -48,7 +58,7 @@ pub(super) fn no_success(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let mut requests = cassette
         .interactions
         .iter()
-        .filter(|i| i.request().is_some())
+        .filter(|i| i.is_request())
         .peekable();
     if requests.peek().is_none() || cassette.interactions.iter().any(|i| i.response.is_some()) {
         return;
@@ -90,7 +100,7 @@ pub(super) fn one_era(cassette: &Cassette, findings: &mut Vec<Finding>) {
     let requests = cassette
         .interactions
         .iter()
-        .filter(|i| i.request().is_some())
+        .filter(|i| i.is_request())
         .count();
     if requests > 0
         && !cassette
@@ -113,11 +123,9 @@ pub(super) fn one_era(cassette: &Cassette, findings: &mut Vec<Finding>) {
         return;
     }
     for (index, interaction) in cassette.interactions.iter().enumerate() {
-        let asks = interaction
-            .response
-            .as_ref()
-            .and_then(|r| r.pointer("/result/resultType"))
-            == Some(&serde_json::json!("input_required"));
+        let asks = interaction.response.as_ref().is_some_and(|r| {
+            r.with(|r| r.pointer("/result/resultType") == Some(&json!("input_required")))
+        });
         if asks && cassette.recorded_retry(index).is_none() {
             findings.push(Finding::new(
                 Code::OneEra,

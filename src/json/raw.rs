@@ -117,6 +117,20 @@ impl RawMessage {
         Some(out)
     }
 
+    /// Its top-level member `key`, parsed alone (ids, for pairing, without
+    /// the rest of the message).
+    pub fn member(&self, key: &str) -> Option<Value> {
+        if self.text.contains('\\') {
+            return self.with(|v| v.get(key).cloned());
+        }
+        let (_, value) = top_level_members(&self.text)
+            .filter(|(quoted, _)| {
+                quoted.len() == key.len() + 2 && &quoted[1..quoted.len() - 1] == key
+            })
+            .last()?;
+        Some(parse(value))
+    }
+
     /// Whether it is a JSON object.
     pub fn is_object(&self) -> bool {
         self.text.starts_with('{')
@@ -515,6 +529,9 @@ mod tests {
         assert!(!message.has_member("id"), "only top-level members count");
         let escaped: RawMessage = serde_json::from_str(r#"{"\u0069d":1}"#).unwrap();
         assert!(escaped.has_member("id"));
+        assert_eq!(message.member("params"), Some(serde_json::json!({"id": 1})));
+        assert_eq!(message.member("id"), None);
+        assert_eq!(escaped.member("id"), Some(serde_json::json!(1)));
         let array: RawMessage = serde_json::from_str(r#"[{"id":1}]"#).unwrap();
         assert!(!array.has_member("id") && !array.is_object());
     }

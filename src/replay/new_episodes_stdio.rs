@@ -303,7 +303,7 @@ impl NewEpisodes {
             .map(|builder| builder.finish().interactions)
             .unwrap_or_default()
             .into_iter()
-            .filter(|i| i.request().is_some() && i.response.is_some())
+            .filter(|i| i.is_request() && i.response.is_some())
             .collect())
     }
 }
