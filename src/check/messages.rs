@@ -15,8 +15,8 @@ use crate::schema::{self, ToolArguments, ToolOutput, Violation, ViolationKind};
 
 /// One message of a cassette, where it sits, and what it answers.
 pub(super) struct Located<'a> {
-    /// JSON pointer of the message in the document.
-    pub pointer: String,
+    /// Where the message is in the document.
+    pub place: Place,
     /// The message. Checks read it without keeping its tree, so that a
     /// big cassette is checked in the memory it loads in.
     pub message: &'a RawMessage,
@@ -24,39 +24,81 @@ pub(super) struct Located<'a> {
     pub answers: Option<&'a str>,
 }
 
+/// Where a message sits, spelled out as a JSON pointer only when a
+/// finding needs one.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Place {
+    /// The interaction, or `None` for `/opening`.
+    interaction: Option<usize>,
+    /// `during`, `after` or (with no interaction) `opening`, and the event.
+    event: Option<(&'static str, usize)>,
+    /// The message's field: `request`, `response`, `server_request`, …
+    field: &'static str,
+}
+
+impl Place {
+    /// The JSON pointer of the message.
+    pub(super) fn pointer(&self) -> String {
+        let mut pointer = match self.interaction {
+            Some(i) => format!("/interactions/{i}"),
+            None => String::new(),
+        };
+        if let Some((list, j)) = self.event {
+            pointer.push_str(&format!("/{list}/{j}"));
+        }
+        pointer.push('/');
+        pointer.push_str(self.field);
+        pointer
+    }
+}
+
 /// Every message in the cassette, in document order.
 pub(super) fn all(cassette: &Cassette) -> Vec<Located<'_>> {
     let mut out = Vec::new();
-    events(&mut out, "/opening", &cassette.opening);
+    events(&mut out, None, "opening", &cassette.opening);
     for (i, interaction) in cassette.interactions.iter().enumerate() {
-        let base = format!("/interactions/{i}");
-        let (key, message) = match &interaction.client {
+        let place = |field| Place {
+            interaction: Some(i),
+            event: None,
+            field,
+        };
+        let (field, message) = match &interaction.client {
             ClientMessage::Request(m) => ("request", m),
             ClientMessage::Notification(m) => ("notification", m),
         };
         out.push(Located {
-            pointer: format!("{base}/{key}"),
+            place: place(field),
             message,
             answers: None,
         });
-        events(&mut out, &format!("{base}/during"), &interaction.during);
+        events(&mut out, Some(i), "during", &interaction.during);
         if let Some(response) = &interaction.response {
             out.push(Located {
-                pointer: format!("{base}/response"),
+                place: place("response"),
                 message: response,
                 answers: Some(interaction.method()),
             });
         }
-        events(&mut out, &format!("{base}/after"), &interaction.after);
+        events(&mut out, Some(i), "after", &interaction.after);
     }
     out
 }
 
-fn events<'a>(out: &mut Vec<Located<'a>>, base: &str, events: &'a [Event]) {
+fn events<'a>(
+    out: &mut Vec<Located<'a>>,
+    interaction: Option<usize>,
+    list: &'static str,
+    events: &'a [Event],
+) {
     for (j, event) in events.iter().enumerate() {
+        let place = |field| Place {
+            interaction,
+            event: Some((list, j)),
+            field,
+        };
         match event {
             Event::Notification { notification } => out.push(Located {
-                pointer: format!("{base}/{j}/notification"),
+                place: place("notification"),
                 message: notification,
                 answers: None,
             }),
@@ -65,13 +107,13 @@ fn events<'a>(out: &mut Vec<Located<'a>>, base: &str, events: &'a [Event]) {
                 client_response,
             } => {
                 out.push(Located {
-                    pointer: format!("{base}/{j}/server_request"),
+                    place: place("server_request"),
                     message: server_request,
                     answers: None,
                 });
                 if let Some(response) = client_response {
                     out.push(Located {
-                        pointer: format!("{base}/{j}/client_response"),
+                        place: place("client_response"),
                         message: response,
                         answers: server_request.method(),
                     });
@@ -105,14 +147,15 @@ pub(super) fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut V
     }
     for located in all(cassette) {
         located.message.with(|message| {
-            let violations = match version {
+            let mut violations = match version {
                 Some(version) => schema::check_message(version, message, located.answers),
                 None => schema::check_envelope(message),
             };
-            push_violations(findings, &located.pointer, violations);
             if let Some(official) = &config.official {
-                let violations = official.check_message(message, located.answers);
-                push_violations(findings, &located.pointer, violations);
+                violations.extend(official.check_message(message, located.answers));
+            }
+            if !violations.is_empty() {
+                push_violations(findings, &located.place.pointer(), violations);
             }
         });
     }
@@ -294,5 +337,50 @@ pub(super) fn push_violations(findings: &mut Vec<Finding>, base: &str, violation
             format!("{base}{}", violation.pointer),
             violation.message,
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_message_is_placed_by_its_pointer() {
+        let cassette: Cassette = serde_json::from_value(json!({
+            "format_version": crate::cassette::FORMAT_VERSION,
+            "recorded_at": "2026-01-01T00:00:00Z",
+            "transport": {"kind": "stdio", "command": ["server"]},
+            "protocol": {"era": "legacy"},
+            "opening": [{"notification": {"jsonrpc": "2.0", "method": "notifications/message"}}],
+            "interactions": [{
+                "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/call"},
+                "during": [{
+                    "server_request": {"jsonrpc": "2.0", "id": 0, "method": "roots/list"},
+                    "client_response": {"jsonrpc": "2.0", "id": 0, "result": {"roots": []}},
+                }],
+                "response": {"jsonrpc": "2.0", "id": 1, "result": {}},
+                "after": [{"notification": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}}],
+            }],
+        }))
+        .unwrap();
+        let placed: Vec<(String, Option<&str>)> = all(&cassette)
+            .iter()
+            .map(|located| (located.place.pointer(), located.answers))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                ("/opening/0/notification".to_owned(), None),
+                ("/interactions/0/request".to_owned(), None),
+                ("/interactions/0/during/0/server_request".to_owned(), None),
+                (
+                    "/interactions/0/during/0/client_response".to_owned(),
+                    Some("roots/list")
+                ),
+                ("/interactions/0/response".to_owned(), Some("tools/call")),
+                ("/interactions/0/after/0/notification".to_owned(), None),
+            ]
+        );
     }
 }
