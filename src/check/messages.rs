@@ -145,21 +145,52 @@ pub(super) fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut V
             ),
         ));
     }
-    for located in all(cassette) {
-        located.message.with(|message| {
-            let mut violations = match version {
-                Some(version) => schema::check_message(version, message, located.answers),
-                None => schema::check_envelope(message),
-            };
-            if let Some(official) = &config.official {
-                violations.extend(official.check_message(message, located.answers));
-            }
-            if !violations.is_empty() {
-                push_violations(findings, &located.place.pointer(), violations);
-            }
-        });
+    let check = |located: &[Located<'_>]| {
+        let mut findings = Vec::new();
+        for located in located {
+            located.message.with(|message| {
+                let mut violations = match version {
+                    Some(version) => schema::check_message(version, message, located.answers),
+                    None => schema::check_envelope(message),
+                };
+                if let Some(official) = &config.official {
+                    violations.extend(official.check_message(message, located.answers));
+                }
+                if !violations.is_empty() {
+                    push_violations(&mut findings, &located.place.pointer(), violations);
+                }
+            });
+        }
+        findings
+    };
+    let located = all(cassette);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(located.len() / MESSAGES_PER_THREAD)
+        .max(1);
+    if threads == 1 {
+        findings.extend(check(&located));
+        return;
     }
+    // Each message is checked on its own: big cassettes use every core,
+    // and the findings keep document order.
+    let check = &check;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = located
+            .chunks(located.len().div_ceil(threads))
+            .map(|part| scope.spawn(move || check(part)))
+            .collect();
+        for part in parts {
+            findings.extend(
+                part.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+    });
 }
+
+/// Messages per thread below which `shapes` stays on one thread.
+const MESSAGES_PER_THREAD: usize = 8192;
 
 /// Responses whose id is not their request's.
 pub(super) fn pairing(cassette: &Cassette, findings: &mut Vec<Finding>) {
@@ -382,5 +413,40 @@ mod tests {
                 ("/interactions/0/after/0/notification".to_owned(), None),
             ]
         );
+    }
+
+    #[test]
+    fn a_big_cassette_is_checked_in_document_order() {
+        // Enough messages for `shapes` to split them across threads.
+        let interactions: Vec<Value> = (0..MESSAGES_PER_THREAD * 2)
+            .map(|n| {
+                // Every 1 000th response breaks the envelope (`id` an object).
+                let id = if n % 1000 == 999 {
+                    json!({"n": n})
+                } else {
+                    json!(n)
+                };
+                json!({
+                    "request": {"jsonrpc": "2.0", "id": n, "method": "ping"},
+                    "response": {"jsonrpc": "2.0", "id": id, "result": {}},
+                })
+            })
+            .collect();
+        let cassette: Cassette = serde_json::from_value(json!({
+            "format_version": crate::cassette::FORMAT_VERSION,
+            "recorded_at": "2026-01-01T00:00:00Z",
+            "transport": {"kind": "stdio", "command": ["server"]},
+            "protocol": {"era": "legacy", "version": "2025-11-25"},
+            "interactions": interactions,
+        }))
+        .unwrap();
+        let mut findings = Vec::new();
+        shapes(&cassette, &CheckConfig::default(), &mut findings);
+        let places: Vec<&str> = findings.iter().map(|f| f.pointer.as_str()).collect();
+        let expected: Vec<String> = (0..MESSAGES_PER_THREAD * 2)
+            .filter(|n| n % 1000 == 999)
+            .map(|n| format!("/interactions/{n}/response/id"))
+            .collect();
+        assert_eq!(places, expected);
     }
 }

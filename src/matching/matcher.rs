@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{Key, MessageKind, OnExhausted, Rules, Strategy};
-use crate::cassette::{Cassette, ClientMessage};
+use crate::cassette::{Cassette, ClientMessage, Interaction};
 use crate::protocol::{self, Era};
 
 /// Methods answered outside the matcher's order: handshakes are answered
@@ -123,6 +123,65 @@ pub struct Matcher {
     task_changes: HashMap<String, usize>,
 }
 
+/// Interactions per thread below which [`keys_of`] stays on one thread.
+const KEYS_PER_THREAD: usize = 8192;
+
+/// How many threads [`keys_of`] uses for `count` interactions: one for
+/// small cassettes, where a thread costs more than it saves.
+fn key_threads(count: usize) -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(count / KEYS_PER_THREAD)
+        .max(1)
+}
+
+/// Each interaction's match key and the capabilities its request declares:
+/// the one pass of replay's start-up that reads every request (each parsed
+/// once, without keeping its tree), on `threads` threads.
+fn keys_of(
+    interactions: &[Interaction],
+    rules: &Rules,
+    modern: bool,
+    threads: usize,
+) -> Vec<(Key, Option<u64>)> {
+    let read = |interaction: &Interaction| {
+        let (kind, message) = match &interaction.client {
+            ClientMessage::Request(m) => (MessageKind::Request, m),
+            ClientMessage::Notification(m) => (MessageKind::Notification, m),
+        };
+        let situation = interaction.http.as_ref().and_then(|h| h.situation.tag());
+        message.with(|message| {
+            let key = situation_key(
+                rules.key(kind, message),
+                modern,
+                message,
+                situation.as_deref(),
+            );
+            let declares = (modern && kind == MessageKind::Request)
+                .then(|| declaration(message))
+                .flatten();
+            (key, declares)
+        })
+    };
+    if threads <= 1 || interactions.len() < threads {
+        return interactions.iter().map(read).collect();
+    }
+    let read = &read;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = interactions
+            .chunks(interactions.len().div_ceil(threads))
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| {
+                part.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
 impl Matcher {
     /// Indexes `cassette` under `rules`.
     pub fn new(cassette: &Cassette, rules: Rules) -> Self {
@@ -132,28 +191,16 @@ impl Matcher {
         let mut by_key: HashMap<Key, Vec<usize>> = HashMap::with_capacity(count);
         let mut notifications: HashMap<Key, Vec<usize>> = HashMap::new();
         let mut order = Vec::with_capacity(count);
+        let threads = key_threads(count);
+        let read = keys_of(&cassette.interactions, &rules, modern, threads);
         let mut declared: Vec<Option<u64>> = Vec::with_capacity(count);
-        for (position, interaction) in cassette.interactions.iter().enumerate() {
-            let (kind, message, table) = match &interaction.client {
-                ClientMessage::Request(m) => (MessageKind::Request, m, &mut by_key),
-                ClientMessage::Notification(m) => {
-                    (MessageKind::Notification, m, &mut notifications)
-                }
+        for (position, (interaction, (key, declares))) in
+            cassette.interactions.iter().zip(read).enumerate()
+        {
+            let (kind, table) = match &interaction.client {
+                ClientMessage::Request(_) => (MessageKind::Request, &mut by_key),
+                ClientMessage::Notification(_) => (MessageKind::Notification, &mut notifications),
             };
-            let situation = interaction.http.as_ref().and_then(|h| h.situation.tag());
-            // Read without keeping a tree: replay reads few of them again.
-            let (key, declares) = message.with(|message| {
-                let key = situation_key(
-                    rules.key(kind, message),
-                    modern,
-                    message,
-                    situation.as_deref(),
-                );
-                let declares = (modern && kind == MessageKind::Request)
-                    .then(|| declaration(message))
-                    .flatten();
-                (key, declares)
-            });
             declared.push(declares);
             table.entry(key).or_default().push(position);
             keys.push(key);
@@ -472,4 +519,35 @@ fn situation_key(key: Key, modern: bool, message: &Value, situation: Option<&str
     hasher.update(b"\0situation:");
     hasher.update(situation.unwrap_or("-").as_bytes());
     Key(hasher.finalize().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_read_on_threads_are_the_keys_read_on_one() {
+        let interactions: Vec<Interaction> = (0..50)
+            .map(|n| {
+                let request = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"message": format!("m{}", n % 7)},
+                        "_meta": {protocol::META_CLIENT_CAPABILITIES: {"sampling": {}}}}});
+                serde_json::from_value(json!({"request": request})).unwrap()
+            })
+            .collect();
+        let rules = Rules::default();
+        let one = keys_of(&interactions, &rules, true, 1);
+        assert_eq!(one.len(), 50);
+        assert_eq!(one[0], one[7], "the same request, the same key");
+        assert_ne!(one[0].0, one[1].0);
+        assert!(one.iter().all(|(_, declared)| declared.is_some()));
+        for threads in [2, 3, 8, 64] {
+            assert_eq!(
+                keys_of(&interactions, &rules, true, threads),
+                one,
+                "{threads} threads"
+            );
+        }
+    }
 }
