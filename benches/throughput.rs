@@ -48,6 +48,8 @@ struct Plan {
     startup_runs: usize,
     /// Repetitions of the other load-time measurements.
     load_runs: usize,
+    /// Calls recorded in one session, 64 in flight, for record's memory.
+    recordings: &'static [u64],
 }
 
 const FULL: Plan = Plan {
@@ -65,6 +67,7 @@ const FULL: Plan = Plan {
     scales: &[10, 1_000, 100_000],
     startup_runs: 20,
     load_runs: 5,
+    recordings: &[10_000, 100_000, 1_000_000],
 };
 
 const QUICK: Plan = Plan {
@@ -82,6 +85,7 @@ const QUICK: Plan = Plan {
     scales: &[10, 1_000],
     startup_runs: 2,
     load_runs: 1,
+    recordings: &[1_000],
 };
 
 static PLAN: std::sync::OnceLock<&'static Plan> = std::sync::OnceLock::new();
@@ -90,7 +94,7 @@ fn plan() -> &'static Plan {
     PLAN.get().copied().unwrap_or(&FULL)
 }
 /// The whole bench gives up after this long.
-const DEADLINE: Duration = Duration::from_secs(600);
+const DEADLINE: Duration = Duration::from_secs(900);
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -145,11 +149,14 @@ fn run() -> io::Result<()> {
     let scale = scale(&env)?;
     progress("measuring peak memory of replay and check");
     let memory = memory(&env)?;
+    progress("measuring record's peak memory over long sessions");
+    let recording = recording_memory(&env)?;
     let report = Report {
         comparison,
         startup,
         scale,
         memory,
+        recording,
     };
     println!("{}", report.markdown(started.elapsed()));
     Ok(())
@@ -211,11 +218,14 @@ impl Env {
                 command
             }
             Target::Record => {
+                self.command(&Target::RecordInto(self.scratch_file("recorded", "json")))
+            }
+            Target::RecordInto(cassette) => {
                 let mut command = Command::new(&self.mcpcassette);
                 command
                     .arg("record")
                     .arg("--cassette")
-                    .arg(self.scratch_file("recorded", "json"))
+                    .arg(cassette)
                     .arg("--")
                     .arg(&self.demo_server);
                 command
@@ -237,6 +247,8 @@ enum Target {
     Relay,
     /// `mcpcassette record` in front of the example server.
     Record,
+    /// The same, recording into this cassette.
+    RecordInto(PathBuf),
 }
 
 impl Target {
@@ -246,7 +258,7 @@ impl Target {
             Target::Replay(_) => "replay",
             Target::Direct => "demo_server direct",
             Target::Relay => "bare relay → demo_server",
-            Target::Record => "record → demo_server",
+            Target::Record | Target::RecordInto(_) => "record → demo_server",
         }
     }
 }
@@ -621,20 +633,29 @@ impl Session {
 
     /// Closes stdin, as a stdio client does, and waits for a clean exit.
     fn close(self) -> io::Result<()> {
+        self.close_measured().map(|_| ())
+    }
+
+    /// Closes stdin and waits for a clean exit: the process's peak
+    /// resident set size, in bytes, over its whole life.
+    fn close_measured(self) -> io::Result<u64> {
         let Session {
-            mut child,
+            child,
             stdin,
             stdout,
             stderr,
             ..
         } = self;
         drop(stdin.into_inner().map_err(|e| e.into_error())?);
-        let status = child.wait()?;
+        let (status, rss) = wait_measured(child.id())?;
         drop(stdout);
-        if !status.success() {
-            return Err(failure(&stderr, format!("the server exited with {status}")));
+        if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
+            return Err(failure(
+                &stderr,
+                format!("the server exited with wait status {status}"),
+            ));
         }
-        Ok(())
+        Ok(rss)
     }
 }
 
@@ -994,23 +1015,65 @@ fn peak(mut command: Command, input: &[u8]) -> io::Result<(Duration, u64)> {
         let mut stdin = child.stdin.take().expect("piped");
         stdin.write_all(input)?;
     }
-    let pid = child.id() as nix::libc::pid_t;
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data that wait4 fills in; the child is
-    // ours and not waited for elsewhere.
-    let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
+    let (status, rss) = wait_measured(child.id())?;
     let took = started.elapsed();
-    if waited != pid {
-        return Err(io::Error::last_os_error());
-    }
     if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
         return Err(io::Error::other(format!(
             "{command:?} failed (wait status {status})"
         )));
     }
+    Ok((took, rss))
+}
+
+/// Waits for child `pid` to exit: its wait status, and its peak resident
+/// set size in bytes.
+fn wait_measured(pid: u32) -> io::Result<(i32, u64)> {
+    let pid = pid as nix::libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that wait4 fills in; the child is
+    // ours and not waited for elsewhere.
+    let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
+    if waited != pid {
+        return Err(io::Error::last_os_error());
+    }
     // ru_maxrss is in KiB on Linux.
-    Ok((took, usage.ru_maxrss as u64 * 1024))
+    Ok((status, usage.ru_maxrss as u64 * 1024))
+}
+
+/// One long recording: how many calls, how fast, the recorder's peak
+/// memory (the session and the final write), and the cassette's size.
+struct RecordingRow {
+    calls: u64,
+    rate: f64,
+    rss: u64,
+    bytes: u64,
+}
+
+/// `record` in front of the example server for each of the plan's session
+/// lengths, 64 calls in flight, each call distinct.
+fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
+    let depth = plan().pipelined.depth;
+    plan()
+        .recordings
+        .iter()
+        .map(|&calls| {
+            let cassette = env.scratch_file("long", "json");
+            let (mut session, _) = Session::start(env, &Target::RecordInto(cassette.clone()))?;
+            // Distinct calls: a key count coprime with the stride.
+            let keys = Keys::new(calls + 1);
+            let sample = session.phase(calls as usize, depth, keys)?;
+            let rss = session.close_measured()?;
+            let bytes = std::fs::metadata(&cassette)?.len();
+            std::fs::remove_file(&cassette)?;
+            Ok(RecordingRow {
+                calls,
+                rate: sample.rate,
+                rss,
+                bytes,
+            })
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -1022,6 +1085,7 @@ struct Report {
     startup: Startup,
     scale: Scale,
     memory: Memory,
+    recording: Vec<RecordingRow>,
 }
 
 impl Report {
@@ -1044,6 +1108,7 @@ impl Report {
         out += &self.load_table();
         out += &self.scale_table();
         out += &self.memory_table();
+        out += &self.recording_table();
         out += &self.targets_table();
         out
     }
@@ -1138,6 +1203,24 @@ impl Report {
             size(m.check_rss),
             ratio(m.check_rss),
         )
+    }
+
+    fn recording_table(&self) -> String {
+        let mut out = format!(
+            "### Recording long sessions ({} in flight)\n\n\
+             | calls | requests/s | recorder's peak RSS | cassette |\n|---:|---:|---:|---:|\n",
+            plan().pipelined.depth
+        );
+        for row in &self.recording {
+            out += &format!(
+                "| {} | {:.0} | {} | {} |\n",
+                thousands(row.calls),
+                row.rate,
+                size(row.rss),
+                size(row.bytes)
+            );
+        }
+        out + "\n"
     }
 
     fn targets_table(&self) -> String {
@@ -1255,6 +1338,14 @@ impl Report {
             "≥ 85 %".into(),
             ratio >= 0.85,
         ));
+        for row in &self.recording {
+            rows.push((
+                format!("record's peak RSS, {} calls", thousands(row.calls)),
+                size(row.rss),
+                "≤ 64 MiB".into(),
+                row.rss <= 64 << 20,
+            ));
+        }
         rows
     }
 }

@@ -4,7 +4,8 @@
 //! recovery feeds the journal into one too, so a recovered cassette is built
 //! by exactly the code that builds a normal one.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -14,6 +15,7 @@ use super::format::{
     Cassette, ClientMessage, Event, EventRef, FORMAT_VERSION, HttpExchange, Interaction,
     ProtocolInfo, ServerIdentity, Transport,
 };
+use super::spill::{Interactions, Settled};
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::{self, Era};
 
@@ -54,7 +56,15 @@ pub struct Builder {
     recorded_at: String,
     transport: Transport,
     opening: Vec<Event>,
-    interactions: Vec<Interaction>,
+    interactions: Interactions,
+    /// Server requests still waiting for the client's answer, by the
+    /// interaction they were filed under: it cannot settle before.
+    waiting: HashMap<usize, usize>,
+    /// Authentication challenges already settled (and dropped).
+    dropped_challenges: usize,
+    /// Settled interactions `describe` may need: the first successful
+    /// handshake, the first request that declares a protocol version.
+    described: BTreeMap<usize, Interaction>,
     /// Client request id → interaction indices, while unanswered: more
     /// than one when a client reuses an id before its answer came, paired
     /// in order.
@@ -130,7 +140,10 @@ impl Builder {
             recorded_at,
             transport,
             opening: Vec::new(),
-            interactions: Vec::new(),
+            interactions: Interactions::default(),
+            waiting: HashMap::new(),
+            dropped_challenges: 0,
+            described: BTreeMap::new(),
             in_flight: InFlight::default(),
             open: BTreeSet::new(),
             progress: HashMap::new(),
@@ -142,13 +155,22 @@ impl Builder {
         }
     }
 
+    /// A builder whose settled interactions leave memory for a spill file
+    /// in `dir` (an unnamed temporary file), so that a session of any
+    /// length is built in the memory of what is in flight. Its cassette is
+    /// written with [`Finished::save`].
+    pub fn spill_in(&mut self, dir: &Path) -> std::io::Result<()> {
+        self.interactions.spill_in(dir)
+    }
+
     /// Interactions whose request is answered, or which are notifications.
     pub fn completed(&self) -> usize {
         let challenges = self
             .interactions
-            .iter()
-            .filter(|interaction| is_challenge(interaction))
-            .count();
+            .live()
+            .filter(|(_, interaction)| is_challenge(interaction))
+            .count()
+            + self.dropped_challenges;
         (self.interactions.len() - self.open.len()).saturating_sub(challenges)
     }
 
@@ -250,7 +272,16 @@ impl Builder {
                     },
                 );
                 if let Some(id) = id {
-                    self.server_requests.insert(id, place);
+                    if let Place::During(n, _) | Place::After(n, _) = place {
+                        *self.waiting.entry(n).or_default() += 1;
+                    }
+                    if let Some(Place::During(n, _) | Place::After(n, _)) =
+                        self.server_requests.insert(id, place)
+                    {
+                        // A server request id used again: the first is no
+                        // longer waited for.
+                        self.stop_waiting(n);
+                    }
                 }
             }
         }
@@ -304,6 +335,15 @@ impl Builder {
         {
             *client_response = Some(message.into());
         }
+        if let Place::During(n, _) | Place::After(n, _) = place
+            && let Some(waiting) = self.waiting.get_mut(&n)
+        {
+            *waiting -= 1;
+            if *waiting == 0 {
+                self.waiting.remove(&n);
+                self.try_settle(n);
+            }
+        }
     }
 
     fn server_response(&mut self, message: Value) {
@@ -320,7 +360,7 @@ impl Builder {
     }
 
     fn push(&mut self, client: ClientMessage) {
-        self.last_client = Some(self.interactions.len());
+        let previous = self.last_client.replace(self.interactions.len());
         self.client_at.push(self.now);
         self.interactions.push(Interaction {
             client,
@@ -330,15 +370,68 @@ impl Builder {
             delays_ms: Vec::new(),
             http: None,
         });
+        if let Some(previous) = previous {
+            self.try_settle(previous);
+        }
     }
 
     fn close(&mut self, index: usize) {
         self.open.remove(&index);
-        if let Some(token) = self.interactions[index]
-            .request()
-            .and_then(jsonrpc::progress_token)
+        let token = self.interactions[index]
+            .client
+            .raw()
+            .with(|m| jsonrpc::progress_token(m).map(jsonrpc::id_key));
+        if let Some(token) = token {
+            self.progress.remove(&token);
+        }
+        self.try_settle(index);
+    }
+
+    fn stop_waiting(&mut self, index: usize) {
+        if let Some(waiting) = self.waiting.get_mut(&index) {
+            *waiting -= 1;
+            if *waiting == 0 {
+                self.waiting.remove(&index);
+                self.try_settle(index);
+            }
+        }
+    }
+
+    /// Lets interaction `index` leave memory (see [`Builder::spill_in`])
+    /// once nothing can change it: its request is answered (or given up
+    /// on), a later client message came (what the server sends unprompted
+    /// now follows that one), and no server request filed under it waits
+    /// for the client's answer.
+    fn try_settle(&mut self, index: usize) {
+        if self.open.contains(&index)
+            || self.last_client == Some(index)
+            || self.waiting.contains_key(&index)
         {
-            self.progress.remove(&jsonrpc::id_key(token));
+            return;
+        }
+        let Some(interaction) = self.interactions.get_mut(index) else {
+            return;
+        };
+        let challenge = is_challenge(interaction);
+        let (handshake, declares) = describes(interaction);
+        if handshake || declares {
+            // Only the first of each is read, by index; interactions
+            // settle in any order, so the earliest seen so far are kept.
+            self.described.insert(index, interaction.clone());
+            let first = |kind: fn((bool, bool)) -> bool,
+                         described: &BTreeMap<usize, Interaction>| {
+                described
+                    .iter()
+                    .find(|(_, kept)| kind(describes(kept)))
+                    .map(|(&at, _)| at)
+            };
+            let handshake = first(|(h, _)| h, &self.described);
+            let declares = first(|(_, d)| d, &self.described);
+            self.described
+                .retain(|&at, _| Some(at) == handshake || Some(at) == declares);
+        }
+        if self.interactions.settle(index, prepare) == Settled::Dropped && challenge {
+            self.dropped_challenges += 1;
         }
     }
 
@@ -443,21 +536,29 @@ impl Builder {
 
     /// The cassette recorded so far. Requests still in flight are kept,
     /// without a response.
-    pub fn finish(mut self) -> Cassette {
-        // A client answered 401 retries with a token: the retry is what
-        // replays, and the challenge is in the transport's `auth`.
-        self.interactions
-            .retain(|interaction| !is_challenge(interaction));
-        // Timing matters between messages: a lone response keeps none, so
-        // that re-recording a plain exchange changes nothing in the file.
-        for interaction in &mut self.interactions {
-            let messages = interaction.during.len() + usize::from(interaction.response.is_some());
-            if interaction.during.is_empty() || interaction.delays_ms.len() != messages {
-                interaction.delays_ms.clear();
-            }
-        }
-        let (protocol, server) = describe(&self.interactions);
-        Cassette {
+    ///
+    /// # Panics
+    /// If the builder spills (see [`Builder::spill_in`]) and its spill
+    /// cannot be read back; recorders that spill use
+    /// [`finish_streamed`](Self::finish_streamed).
+    pub fn finish(self) -> Cassette {
+        self.finish_streamed()
+            .into_cassette()
+            .expect("the spill file is readable")
+    }
+
+    /// The cassette recorded so far, its interactions still where they are
+    /// kept, to be saved one at a time ([`Finished::save`]).
+    pub fn finish_streamed(self) -> Finished {
+        let mut known: Vec<(usize, &Interaction)> = self
+            .described
+            .iter()
+            .map(|(&index, interaction)| (index, interaction))
+            .chain(self.interactions.live())
+            .collect();
+        known.sort_by_key(|&(index, _)| index);
+        let (protocol, server) = describe_from(known.iter().map(|&(_, interaction)| interaction));
+        let header = Cassette {
             format_version: FORMAT_VERSION,
             recorded_at: self.recorded_at,
             transport: self.transport,
@@ -465,9 +566,85 @@ impl Builder {
             server,
             rules: Rules::default(),
             opening: self.opening,
-            interactions: self.interactions,
+            interactions: Vec::new(),
+        };
+        Finished {
+            header,
+            interactions: self.interactions.drain(prepare),
         }
     }
+}
+
+/// A finished recording: everything but its interactions, and the
+/// interactions, read one at a time from where the builder kept them.
+pub struct Finished {
+    /// The cassette without its interactions: set its rules (or anything
+    /// else) before saving.
+    pub header: Cassette,
+    interactions: Box<dyn Iterator<Item = std::io::Result<Interaction>>>,
+}
+
+impl std::fmt::Debug for Finished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finished")
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Finished {
+    /// The whole cassette, in memory.
+    pub fn into_cassette(self) -> std::io::Result<Cassette> {
+        let mut cassette = self.header;
+        cassette.interactions = self.interactions.collect::<Result<_, _>>()?;
+        Ok(cassette)
+    }
+
+    /// Writes the cassette to `path` (atomically, as [`super::save`] does,
+    /// and byte for byte the same text) one interaction at a time. Whether
+    /// it wrote anything: a recording with nothing in it leaves a cassette
+    /// that is already there as it was.
+    pub fn save(self, path: &Path) -> Result<bool, super::CassetteError> {
+        let mut interactions = self.interactions.peekable();
+        if interactions.peek().is_none() && self.header.opening.is_empty() && path.exists() {
+            return Ok(false);
+        }
+        super::store::save_streamed(path, &self.header, interactions)?;
+        Ok(true)
+    }
+}
+
+/// What an interaction is to `describe`: a successful handshake, a request
+/// that declares its protocol version.
+fn describes(interaction: &Interaction) -> (bool, bool) {
+    let handshake = matches!(interaction.method(), "initialize" | "server/discover")
+        && interaction
+            .response
+            .as_ref()
+            .is_some_and(|r| r.has_member("result"));
+    let declares = interaction.is_request()
+        && interaction
+            .client
+            .raw()
+            .with(|m| protocol::declared_version(m).is_some());
+    (handshake, declares)
+}
+
+/// An interaction as the cassette keeps it, or `None` for one it drops.
+/// Idempotent: applied once to each, wherever it was kept.
+fn prepare(mut interaction: Interaction) -> Option<Interaction> {
+    // A client answered 401 retries with a token: the retry is what
+    // replays, and the challenge is in the transport's `auth`.
+    if is_challenge(&interaction) {
+        return None;
+    }
+    // Timing matters between messages: a lone response keeps none, so
+    // that re-recording a plain exchange changes nothing in the file.
+    let messages = interaction.during.len() + usize::from(interaction.response.is_some());
+    if interaction.during.is_empty() || interaction.delays_ms.len() != messages {
+        interaction.delays_ms.clear();
+    }
+    Some(interaction)
 }
 
 /// Whether an interaction's answer was an authentication challenge.
@@ -481,7 +658,13 @@ fn is_challenge(interaction: &Interaction) -> bool {
 /// Reads era, version and server identity off the recorded handshake: the
 /// first successful `initialize` (legacy) or `server/discover` (modern).
 pub fn describe(interactions: &[Interaction]) -> (ProtocolInfo, Option<ServerIdentity>) {
-    let handshake = interactions.iter().find_map(|i| {
+    describe_from(interactions.iter())
+}
+
+fn describe_from<'a>(
+    mut interactions: impl Iterator<Item = &'a Interaction> + Clone,
+) -> (ProtocolInfo, Option<ServerIdentity>) {
+    let handshake = interactions.clone().find_map(|i| {
         let result = i.response.as_ref()?.get("result")?;
         match i.method() {
             "initialize" | "server/discover" => Some((i, result)),
@@ -503,9 +686,7 @@ pub fn describe(interactions: &[Interaction]) -> (ProtocolInfo, Option<ServerIde
             .and_then(Value::as_str)
             .map(str::to_owned)
     } else {
-        let declared = interactions
-            .iter()
-            .find_map(|i| i.request().and_then(protocol::declared_version));
+        let declared = interactions.find_map(|i| i.request().and_then(protocol::declared_version));
         let supported = result
             .get("supportedVersions")
             .and_then(Value::as_array)
@@ -860,5 +1041,119 @@ mod tests {
         assert_eq!(c.protocol.era, Era::Modern);
         assert_eq!(c.protocol.version.as_deref(), Some("2026-07-28"));
         assert_eq!(c.server.unwrap().info, server_info);
+    }
+
+    /// A session with what pairing has to get right: answers out of order,
+    /// progress, a server request answered later, a cancelled request,
+    /// unprompted traffic after a notification, a long-open request.
+    fn session() -> Vec<(Direction, Value)> {
+        let mut session = vec![
+            (
+                C2S,
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25"}}),
+            ),
+            (
+                S2C,
+                json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+                "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}),
+            ),
+            (
+                C2S,
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            ),
+            (
+                S2C,
+                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            ),
+            (
+                C2S,
+                json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
+                "params": {"name": "wait"}}),
+            ),
+        ];
+        for n in 1..200 {
+            session.push((
+                C2S,
+                json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"n": n},
+                    "_meta": {"progressToken": format!("p{n}")}}}),
+            ));
+            if n % 3 == 0 {
+                session.push((
+                    S2C,
+                    json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": format!("p{n}"), "progress": 1}}),
+                ));
+            }
+            if n % 10 == 0 {
+                session.push((
+                    S2C,
+                    json!({"jsonrpc": "2.0", "id": format!("s{n}"),
+                    "method": "roots/list"}),
+                ));
+            }
+            if n % 10 == 2 {
+                session.push((
+                    C2S,
+                    json!({"jsonrpc": "2.0", "id": format!("s{}", n - 2),
+                    "result": {"roots": []}}),
+                ));
+            }
+            // Answered one request late, so two are always in flight.
+            if n > 1 && (n - 1) % 7 != 0 {
+                session.push((
+                    S2C,
+                    json!({"jsonrpc": "2.0", "id": n - 1,
+                    "result": {"content": [{"type": "text", "text": format!("{}", n - 1)}]}}),
+                ));
+            }
+            if n % 7 == 0 {
+                session.push((
+                    C2S,
+                    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": n}}),
+                ));
+            }
+        }
+        session
+    }
+
+    #[test]
+    fn a_spilling_builder_builds_the_same_cassette_in_little_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut kept, mut spilled) = (builder(), builder());
+        spilled.spill_in(dir.path()).unwrap();
+        let mut most_in_memory = 0;
+        for (direction, message) in session() {
+            kept.observe(direction, message.clone());
+            spilled.observe(direction, message);
+            most_in_memory = most_in_memory.max(spilled.interactions.live().count());
+        }
+        assert_eq!(spilled.completed(), kept.completed());
+        assert!(
+            most_in_memory <= 6,
+            "{most_in_memory} interactions in memory at once"
+        );
+        let expected = kept.finish();
+        assert_eq!(expected.protocol.version.as_deref(), Some("2025-11-25"));
+        assert!(expected.interactions.len() > 200);
+        let path = dir.path().join("c.json");
+        assert!(spilled.finish_streamed().save(&path).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            super::super::to_text(&expected)
+        );
+    }
+
+    #[test]
+    fn a_saved_recording_with_nothing_in_it_keeps_the_cassette_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, "before").unwrap();
+        let mut empty = builder();
+        empty.spill_in(dir.path()).unwrap();
+        assert!(!empty.finish_streamed().save(&path).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "before");
     }
 }

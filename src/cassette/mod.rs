@@ -5,10 +5,11 @@ mod error;
 mod format;
 mod resolve;
 mod rules;
+mod spill;
 mod store;
 mod workdir;
 
-pub use builder::{Builder, Direction, describe, now_rfc3339};
+pub use builder::{Builder, Direction, Finished, describe, now_rfc3339};
 pub use error::CassetteError;
 pub use format::{
     Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,

@@ -221,8 +221,58 @@ pub fn save(path: &Path, cassette: &Cassette) -> Result<(), CassetteError> {
     write_atomically(path, to_text(cassette).as_bytes())
 }
 
+/// Writes a cassette atomically whose interactions come one at a time
+/// (from a recording's spill): the same text as [`save`] of the whole
+/// cassette, built in the memory of one interaction.
+pub(crate) fn save_streamed(
+    path: &Path,
+    header: &Cassette,
+    interactions: impl Iterator<Item = std::io::Result<super::Interaction>>,
+) -> Result<(), CassetteError> {
+    // The interactions are the last member: the header's text, without
+    // its empty list, then each interaction indented two levels in, which
+    // is how the pretty printer writes them.
+    let text = to_text(header);
+    let empty = "[]\n}\n";
+    let head = text
+        .strip_suffix(empty)
+        .expect("a cassette's text ends with its interactions");
+    write_atomically_with(path, |out| {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+        out.write_all(head.as_bytes())?;
+        let mut first = true;
+        for interaction in interactions {
+            let interaction = serde_json::to_string_pretty(&interaction?)
+                .expect("an interaction always serialises");
+            out.write_all(if first { b"[\n" } else { b",\n" })?;
+            first = false;
+            for (n, line) in interaction.lines().enumerate() {
+                if n > 0 {
+                    out.write_all(b"\n")?;
+                }
+                out.write_all(b"    ")?;
+                out.write_all(line.as_bytes())?;
+            }
+        }
+        out.write_all(if first {
+            empty.as_bytes()
+        } else {
+            b"\n  ]\n}\n"
+        })?;
+        out.flush()
+    })
+}
+
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CassetteError> {
+    write_atomically_with(path, |out| out.write_all(bytes))
+}
+
+/// Writes `path` through a temporary file that `write` fills, and a rename.
+fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), CassetteError> {
     let write_error = |source| CassetteError::Write {
         path: path.into(),
         source,
@@ -241,7 +291,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CassetteError> 
     tmp.as_file()
         .set_permissions(permissions)
         .map_err(write_error)?;
-    tmp.write_all(bytes).map_err(write_error)?;
+    write(tmp.as_file_mut()).map_err(write_error)?;
     tmp.as_file().sync_all().map_err(write_error)?;
     tmp.persist(path).map_err(|e| write_error(e.error))?;
     Ok(())
@@ -556,10 +606,10 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
     let (interactions, recovered) = match started.flatten() {
         Some((builder, rules)) => {
             let interactions = builder.completed();
-            let mut recovered = builder.finish();
-            recovered.rules = rules;
+            let mut recovered = builder.finish_streamed();
+            recovered.header.rules = rules;
             if let (Some(latest), Transport::StreamableHttp { behaviour, .. }) =
-                (behaviour, &mut recovered.transport)
+                (behaviour, &mut recovered.header.transport)
             {
                 *behaviour = latest;
             }
@@ -570,7 +620,9 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
     };
     let kept_previous = interactions == 0 && cassette.exists();
     match recovered {
-        Some(recovered) if !kept_previous => save(cassette, &recovered)?,
+        Some(recovered) if !kept_previous => {
+            recovered.save(cassette)?;
+        }
         _ => {}
     }
     fs::remove_file(&journal).map_err(|source| CassetteError::Write {
@@ -594,10 +646,25 @@ fn start_recovery(
     complete: bool,
 ) -> Result<Option<(Builder, Rules)>, CassetteError> {
     match serde_json::from_slice::<JournalHeader>(line) {
-        Ok(header) => Ok(Some((
-            Builder::new(header.recorded_at, header.transport),
-            header.rules,
-        ))),
+        Ok(header) => {
+            // A stdio journal is messages only, so settled interactions can
+            // leave memory; an HTTP journal may revise an exchange later.
+            let stdio = matches!(header.transport, Transport::Stdio { .. });
+            let mut builder = Builder::new(header.recorded_at, header.transport);
+            if stdio {
+                let dir = match journal.parent() {
+                    Some(dir) if !dir.as_os_str().is_empty() => dir,
+                    _ => Path::new("."),
+                };
+                if let Err(e) = builder.spill_in(dir) {
+                    tracing::warn!(
+                        "cannot make a spill file in {} ({e}); recovering in memory",
+                        dir.display()
+                    );
+                }
+            }
+            Ok(Some((builder, header.rules)))
+        }
         Err(_) if !complete => Ok(None),
         Err(e) => Err(CassetteError::Invalid {
             path: journal.into(),
@@ -907,5 +974,29 @@ mod tests {
         let cassette = load(&path).unwrap();
         assert_eq!(cassette.interactions.len(), 1);
         assert!(recover(&path).unwrap().is_none(), "recovery happens once");
+    }
+
+    #[test]
+    fn a_streamed_save_writes_the_text_of_a_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cassettes");
+        for name in ["demo-legacy.json", "demo-modern.json"] {
+            let cassette = load(&root.join(name)).unwrap();
+            let mut header = cassette.clone();
+            let interactions = std::mem::take(&mut header.interactions);
+            let path = dir.path().join(name);
+            save_streamed(&path, &header, interactions.into_iter().map(Ok)).unwrap();
+            assert_eq!(
+                fs::read_to_string(&path).unwrap(),
+                to_text(&cassette),
+                "{name}"
+            );
+            save_streamed(&path, &header, std::iter::empty()).unwrap();
+            assert_eq!(
+                fs::read_to_string(&path).unwrap(),
+                to_text(&header),
+                "{name}"
+            );
+        }
     }
 }

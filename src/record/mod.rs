@@ -97,6 +97,22 @@ pub(crate) fn save_recording(
     Ok(true)
 }
 
+/// Saves a finished recording streamed from where its builder kept it;
+/// like [`save_recording`], nothing recorded leaves the cassette as it was.
+pub(crate) fn save_finished(
+    path: &Path,
+    recorded: cassette::Finished,
+) -> Result<bool, RecordError> {
+    let saved = recorded.save(path)?;
+    if !saved {
+        tracing::warn!(
+            "nothing was recorded; {} was left as it was",
+            path.display()
+        );
+    }
+    Ok(saved)
+}
+
 /// What a new recording takes over from the cassette it replaces: a journal
 /// an interrupted recording left (recovered first, so nothing is lost
 /// silently) and the hand-written rules, which a re-recording keeps.
@@ -105,14 +121,64 @@ fn previous(cassette: Option<&Path>) -> Result<(Option<Recovery>, Rules), Record
         return Ok((None, Rules::default()));
     };
     let recovered = cassette::recover(path)?;
-    let rules = cassette::load(path)
-        .map(|old| old.rules)
-        .unwrap_or_default();
-    Ok((recovered, rules))
+    Ok((recovered, kept_rules(path)))
+}
+
+/// The rules of the cassette at `path`, if it is one this build reads:
+/// read as the file streams past, without loading its interactions (a
+/// long recording's cassette is hundreds of megabytes).
+fn kept_rules(path: &Path) -> Rules {
+    #[derive(serde::Deserialize)]
+    struct Kept {
+        format_version: u64,
+        #[serde(default)]
+        rules: Rules,
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return Rules::default();
+    };
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    // Without the byte order mark some editors write, as `load` reads it.
+    if std::io::BufRead::fill_buf(&mut reader).is_ok_and(|head| head.starts_with(b"\xEF\xBB\xBF")) {
+        std::io::BufRead::consume(&mut reader, 3);
+    }
+    match serde_json::from_reader::<_, Kept>(reader) {
+        Ok(kept)
+            if kept.format_version <= u64::from(cassette::FORMAT_VERSION)
+                && kept.rules.validate().is_ok() =>
+        {
+            kept.rules
+        }
+        _ => Rules::default(),
+    }
 }
 
 /// For `crate::fuzzing`: the SSE path of HTTP recording.
 #[cfg(fuzzing)]
 pub(crate) fn fuzzing_sse(chunks: &[&[u8]]) -> Vec<serde_json::Value> {
     http::fuzzing_sse(chunks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_rules_are_read_wherever_they_are_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let write = |text: &str| std::fs::write(&path, text).unwrap();
+        // Hand-edited: the rules after the interactions, a byte order mark.
+        write(
+            "\u{feff}{\"format_version\": 1, \"interactions\": [{\"request\": {\"id\": 1}}],\
+             \"rules\": {\"strategy\": \"sequential\"}}",
+        );
+        assert_eq!(kept_rules(&path).strategy, cassette::Strategy::Sequential);
+        // A newer format's rules, or rules that make no sense, are not kept.
+        write("{\"format_version\": 99, \"rules\": {\"strategy\": \"sequential\"}}");
+        assert!(kept_rules(&path).is_default());
+        write("{\"format_version\": 1, \"rules\": {\"strategy\": 7}}");
+        assert!(kept_rules(&path).is_default());
+        assert!(kept_rules(&dir.path().join("missing.json")).is_default());
+    }
 }

@@ -3,9 +3,11 @@
 //! Plain threads do the forwarding: one copies client → server, one copies
 //! server → client, every byte unchanged. Before forwarding a line each
 //! appends it to the [`Tape`], which journals it with one `write` and keeps
-//! it; parsing and filing happen once the session is over, so nothing but
-//! that write sits between the client and the server, and no thread has to
-//! be woken per message.
+//! it until the watcher takes it: every 100 ms the watcher checks the new
+//! lines against the schema and files them into a [`Builder`] that spills
+//! settled interactions to disk. Nothing but the journal's write sits
+//! between the client and the server, no thread is woken per message, and
+//! a session of any length is recorded in the memory of what is in flight.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -97,7 +99,10 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let pid = Pid::from_raw(child.id() as i32);
     thread::spawn(move || forward_signals(signals, pid));
 
-    let watcher = tape.clone().map(Watcher::start);
+    let watcher = tape.clone().map(|tape| {
+        let builder = Builder::new(recorded_at.clone(), transport.clone());
+        Watcher::start(tape, spilling(builder, config.cassette.as_deref()))
+    });
     let to_server = tape.clone();
     let observer = config.observer.clone();
     thread::spawn(move || {
@@ -127,17 +132,23 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
 
     let status = child.wait().map_err(RecordError::Wait)?;
     let _ = server_to_client.join();
-    // Before the tape is finished, which takes its lines.
-    let breaks = watcher.map_or(0, Watcher::finish);
+    // Before the tape is finished, which takes its last lines.
+    let (breaks, builder) = match watcher {
+        Some(watcher) => {
+            let (breaks, builder) = watcher.finish();
+            (breaks, Some(builder))
+        }
+        None => (0, None),
+    };
     let mut interactions = 0;
-    if let (Some(tape), Some(path)) = (tape, &config.cassette) {
+    if let (Some(tape), Some(path), Some(builder)) = (tape, &config.cassette, builder) {
         // The client-to-server pump may still be blocked reading stdin;
         // what it taped so far is all there is.
-        let (builder, journal) = lock(&tape).finish(Builder::new(recorded_at, transport))?;
+        let (builder, journal) = lock(&tape).finish(builder)?;
         interactions = builder.completed();
-        let mut recorded = builder.finish();
-        recorded.rules = kept_rules;
-        super::save_recording(path, &recorded)?;
+        let mut recorded = builder.finish_streamed();
+        recorded.header.rules = kept_rules;
+        super::save_finished(path, recorded)?;
         journal.remove()?;
     }
     if breaks > 0 {
@@ -150,6 +161,22 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         interactions,
         recovered,
     })
+}
+
+/// `builder`, spilling settled interactions beside `cassette`; as it is
+/// (everything in memory) if no spill file can be made there.
+fn spilling(mut builder: Builder, cassette: Option<&std::path::Path>) -> Builder {
+    let dir = match cassette.and_then(std::path::Path::parent) {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    if let Err(e) = builder.spill_in(dir) {
+        tracing::warn!(
+            "cannot make a spill file in {} ({e}); the session is kept in memory",
+            dir.display()
+        );
+    }
+    builder
 }
 
 fn forwarded_signals() -> SigSet {
@@ -190,31 +217,32 @@ enum OnWriteError {
 /// added to the forwarding path, not even a wake-up per line.
 struct Watcher {
     done: Arc<AtomicBool>,
-    thread: thread::JoinHandle<usize>,
+    thread: thread::JoinHandle<(usize, Builder)>,
 }
 
 impl Watcher {
     const PERIOD: Duration = Duration::from_millis(100);
 
-    /// Starts watching `tape`. Call it after the signals are blocked, like
-    /// every thread but the one that forwards them.
-    fn start(tape: Arc<Mutex<Tape>>) -> Watcher {
+    /// Starts watching `tape`, filing what it checks into `builder`. Call
+    /// it after the signals are blocked, like every thread but the one
+    /// that forwards them.
+    fn start(tape: Arc<Mutex<Tape>>, mut builder: Builder) -> Watcher {
         let done = Arc::new(AtomicBool::new(false));
         let stop = done.clone();
         let thread = thread::spawn(move || {
             let mut watch = Watch::default();
-            let mut seen = 0;
             loop {
                 let last = stop.load(Ordering::Acquire);
-                let lines = lock(&tape).lines_since(seen);
-                seen += lines.len();
-                for (direction, line) in lines {
+                // Taken under the lock, checked and filed outside it.
+                let lines = lock(&tape).take();
+                for (direction, line, at) in lines {
                     for warning in watch.line(direction, &line) {
                         tracing::warn!("{warning}");
                     }
+                    super::tape::file(&mut builder, direction, &line, at);
                 }
                 if last {
-                    return watch.breaks();
+                    return (watch.breaks(), builder);
                 }
                 thread::park_timeout(Self::PERIOD);
             }
@@ -222,12 +250,14 @@ impl Watcher {
         Watcher { done, thread }
     }
 
-    /// Checks what is left (call it before the tape is finished) and
-    /// returns how many breaks there were.
-    fn finish(self) -> usize {
+    /// Checks and files what is left (call it before the tape is
+    /// finished): how many breaks there were, and the builder.
+    fn finish(self) -> (usize, Builder) {
         self.done.store(true, Ordering::Release);
         self.thread.thread().unpark();
-        self.thread.join().unwrap_or(0)
+        self.thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 }
 

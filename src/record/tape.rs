@@ -6,8 +6,9 @@ use super::error::RecordError;
 use crate::cassette::{Builder, Direction, Journal};
 use crate::redact::Redactor;
 
-/// Lines as forwarded, journalled the moment they are taped and parsed once
-/// the session is over. Both forwarding threads share one tape behind a
+/// Lines as forwarded, journalled the moment they are taped and kept until
+/// the watcher takes them (every 100 ms) to check and file them, off the
+/// forwarding path. Both forwarding threads share one tape behind a
 /// mutex, which puts every line in one order consistent with cause and
 /// effect (a line is taped before it is forwarded).
 #[derive(Debug)]
@@ -59,36 +60,42 @@ impl Tape {
         self.times.push(self.started.elapsed());
     }
 
-    /// Copies of the lines taped after the first `from`, for the schema
-    /// watch.
-    pub(super) fn lines_since(&self, from: usize) -> Vec<(Direction, Vec<u8>)> {
-        self.lines
-            .get(from..)
-            .map(<[_]>::to_vec)
-            .unwrap_or_default()
+    /// The lines taped since the last call, with when each was taped;
+    /// the tape keeps no copy.
+    pub(super) fn take(&mut self) -> Vec<(Direction, Vec<u8>, Duration)> {
+        let times = std::mem::take(&mut self.times);
+        std::mem::take(&mut self.lines)
+            .into_iter()
+            .zip(times)
+            .map(|((direction, line), at)| (direction, line, at))
+            .collect()
     }
 
-    /// Stops taping and files every line into `builder`. Lines that are
-    /// not JSON were forwarded but cannot be recorded; each is reported.
+    /// Stops taping and files the lines not yet taken into `builder`.
     pub(super) fn finish(
         &mut self,
         mut builder: Builder,
     ) -> Result<(Builder, Journal), RecordError> {
         let journal = self.journal.take().ok_or(RecordError::TapeFinished)?;
-        let times = std::mem::take(&mut self.times);
-        for ((direction, line), at) in std::mem::take(&mut self.lines).into_iter().zip(times) {
-            match crate::json::parse_message(&line) {
-                Ok(message) => builder.observe_at(direction, message, at),
-                Err(crate::json::ParseError::TooDeep(deep)) => tracing::warn!(
-                    ?direction,
-                    "forwarded a message that is {deep}; not recorded"
-                ),
-                Err(e) => tracing::warn!(
-                    ?direction,
-                    "forwarded a line that is not JSON ({e}); not recorded"
-                ),
-            }
+        for (direction, line, at) in self.take() {
+            file(&mut builder, direction, &line, at);
         }
         Ok((builder, journal))
+    }
+}
+
+/// Files one taped line into `builder`. Lines that are not JSON were
+/// forwarded but cannot be recorded; each is reported.
+pub(super) fn file(builder: &mut Builder, direction: Direction, line: &[u8], at: Duration) {
+    match crate::json::parse_message(line) {
+        Ok(message) => builder.observe_at(direction, message, at),
+        Err(crate::json::ParseError::TooDeep(deep)) => tracing::warn!(
+            ?direction,
+            "forwarded a message that is {deep}; not recorded"
+        ),
+        Err(e) => tracing::warn!(
+            ?direction,
+            "forwarded a line that is not JSON ({e}); not recorded"
+        ),
     }
 }

@@ -590,6 +590,60 @@ fn a_recorder_killed_anywhere_loses_no_completed_interaction() {
     }
 }
 
+// Torture: a long recording, 64 calls in flight, killed while the
+// recorder has moved settled interactions out of memory (it files them
+// every 100 ms); the journal still holds every answered one.
+#[test]
+fn a_long_pipelined_recording_killed_midway_loses_no_answer() {
+    const CALLS: u64 = 3000;
+    const IN_FLIGHT: u64 = 64;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.json");
+    let mut peer = Peer::spawn(record_demo(&path));
+    initialize_demo(&mut peer);
+    let call = |n: u64| {
+        json!({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"message": format!("m{n}")}}})
+    };
+    let mut answered = std::collections::BTreeSet::new();
+    let mut sent = 0;
+    while sent < IN_FLIGHT {
+        peer.send(&call(sent));
+        sent += 1;
+    }
+    while answered.len() < (CALLS as usize) * 2 / 3 {
+        let answer = peer.recv();
+        answered.insert(answer["id"].as_u64().unwrap());
+        if sent < CALLS {
+            peer.send(&call(sent));
+            sent += 1;
+        }
+        if answered.len() == CALLS as usize / 3 {
+            // Long enough for the recorder to file (and spill) what it has.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+    }
+    sigkill(&peer);
+    let _ = peer.wait();
+    let recovery = cassette::recover(&path).unwrap().expect("a journal");
+    assert!(
+        recovery.interactions >= 2 + answered.len(),
+        "{} recovered, {} answered",
+        recovery.interactions,
+        answered.len()
+    );
+    let recorded = cassette::load(&path).unwrap();
+    let with_answers: std::collections::BTreeSet<u64> = recorded
+        .interactions
+        .iter()
+        .filter(|i| i.response.is_some())
+        .filter_map(|i| i.request()?["id"].as_u64())
+        .collect();
+    let lost: Vec<&u64> = answered.difference(&with_answers).collect();
+    assert!(lost.is_empty(), "answered but not recovered: {lost:?}");
+    assert_check_passes(&path);
+}
+
 // Torture: a thousand requests in flight, answered out of order.
 #[test]
 fn a_thousand_requests_in_flight_answered_out_of_order_replay_exactly() {
