@@ -88,7 +88,7 @@ pub struct Totals {
 pub(super) struct Stats {
     methods: BTreeMap<String, MethodStats>,
     totals: Totals,
-    latencies: Vec<f64>,
+    latencies: Samples,
     violation_codes: BTreeMap<String, usize>,
 }
 
@@ -97,7 +97,47 @@ struct MethodStats {
     count: usize,
     errors: usize,
     answered: usize,
-    latencies: Vec<f64>,
+    latencies: Samples,
+}
+
+/// Latencies, in the memory of at most [`Samples::KEPT`] of them however
+/// long the session: mean and max are exact; the percentiles are exact
+/// up to that many, then read off a uniform sample (reservoir sampling,
+/// with a fixed seed so that a run can be repeated).
+#[derive(Debug, Default)]
+struct Samples {
+    kept: Vec<f64>,
+    seen: u64,
+    sum: f64,
+    max: f64,
+    random: u64,
+}
+
+impl Samples {
+    const KEPT: usize = 16_384;
+
+    fn add(&mut self, sample: f64) {
+        self.seen += 1;
+        self.sum += sample;
+        self.max = if self.seen == 1 {
+            sample
+        } else {
+            self.max.max(sample)
+        };
+        if self.kept.len() < Self::KEPT {
+            self.kept.push(sample);
+            return;
+        }
+        // Keeps the n-th sample with probability KEPT / n.
+        self.random = self
+            .random
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let slot = (self.random >> 11) % self.seen;
+        if let Some(kept) = self.kept.get_mut(slot as usize) {
+            *kept = sample;
+        }
+    }
 }
 
 impl Stats {
@@ -134,12 +174,16 @@ impl Stats {
                     let stats = self.methods.entry(method.clone()).or_default();
                     stats.answered += 1;
                     stats.errors += usize::from(event.kind == EventKind::Error);
-                    stats.latencies.extend(event.latency_ms);
+                    if let Some(latency) = event.latency_ms {
+                        stats.latencies.add(latency);
+                    }
                 }
                 _ => {}
             }
         }
-        self.latencies.extend(event.latency_ms);
+        if let Some(latency) = event.latency_ms {
+            self.latencies.add(latency);
+        }
         for flag in &event.violations {
             *self
                 .violation_codes
@@ -182,13 +226,13 @@ impl Stats {
 
 impl Latency {
     /// Mean, p50, p99 and max of `samples`; `None` when there are none.
-    pub fn of(samples: &[f64]) -> Option<Latency> {
-        if samples.is_empty() {
+    fn of(samples: &Samples) -> Option<Latency> {
+        if samples.seen == 0 {
             return None;
         }
-        let mut sorted = samples.to_vec();
+        let mut sorted = samples.kept.clone();
         sorted.sort_by(f64::total_cmp);
-        let mean = sorted.iter().sum::<f64>() / sorted.len() as f64;
+        let mean = samples.sum / samples.seen as f64;
         let rank = |p: f64| {
             let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
             sorted[rank.clamp(1, sorted.len()) - 1]
@@ -197,7 +241,7 @@ impl Latency {
             mean: (mean * 1000.0).round() / 1000.0,
             p50: rank(50.0),
             p99: rank(99.0),
-            max: sorted[sorted.len() - 1],
+            max: samples.max,
         })
     }
 }
@@ -313,4 +357,26 @@ fn row(
         cell(latency.map(|l| l.p50)),
         cell(latency.map(|l| l.p99)),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_session_keeps_a_bounded_sample_and_exact_extremes() {
+        let mut samples = Samples::default();
+        let n = Samples::KEPT as u64 * 20;
+        for i in 1..=n {
+            samples.add(i as f64);
+        }
+        assert_eq!(samples.kept.len(), Samples::KEPT);
+        let latency = Latency::of(&samples).unwrap();
+        assert_eq!(latency.max, n as f64);
+        assert_eq!(latency.mean, (n as f64 + 1.0) / 2.0);
+        // A uniform sample: the percentiles within 2 % of the exact ones.
+        let close = |found: f64, exact: f64| (found - exact).abs() / exact < 0.02;
+        assert!(close(latency.p50, n as f64 * 0.5), "{latency:?}");
+        assert!(close(latency.p99, n as f64 * 0.99), "{latency:?}");
+    }
 }
