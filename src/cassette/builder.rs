@@ -79,8 +79,8 @@ pub struct Builder {
     last_client: Option<usize>,
     /// Where the last server message was filed, when under an interaction.
     last_filed: Option<(usize, EventRef)>,
-    /// When each client message was seen, for timed observations.
-    client_at: Vec<Option<Duration>>,
+    /// When each unsettled client message was seen, for timed observations.
+    client_at: HashMap<usize, Duration>,
     /// When the message being filed was seen, if it was timed.
     now: Option<Duration>,
 }
@@ -150,7 +150,7 @@ impl Builder {
             server_requests: HashMap::new(),
             last_client: None,
             last_filed: None,
-            client_at: Vec::new(),
+            client_at: HashMap::new(),
             now: None,
         }
     }
@@ -361,7 +361,9 @@ impl Builder {
 
     fn push(&mut self, client: ClientMessage) {
         let previous = self.last_client.replace(self.interactions.len());
-        self.client_at.push(self.now);
+        if let Some(now) = self.now {
+            self.client_at.insert(self.interactions.len(), now);
+        }
         self.interactions.push(Interaction {
             client,
             during: Vec::new(),
@@ -430,6 +432,8 @@ impl Builder {
             self.described
                 .retain(|&at, _| Some(at) == handshake || Some(at) == declares);
         }
+        // Settled: no message will be timed against it again.
+        self.client_at.remove(&index);
         if self.interactions.settle(index, prepare) == Settled::Dropped && challenge {
             self.dropped_challenges += 1;
         }
@@ -527,7 +531,7 @@ impl Builder {
     /// Notes how long after its client message interaction `index` got the
     /// message just filed in `during` or as its response.
     fn note_delay(&mut self, index: usize) {
-        if let (Some(now), Some(Some(asked))) = (self.now, self.client_at.get(index)) {
+        if let (Some(now), Some(asked)) = (self.now, self.client_at.get(&index)) {
             let delay = now.saturating_sub(*asked).as_millis();
             let delay = u64::try_from(delay).unwrap_or(u64::MAX);
             self.interactions[index].delays_ms.push(delay);
