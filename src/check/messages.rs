@@ -164,10 +164,15 @@ pub(super) fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut V
         findings
     };
     let located = all(cassette);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(located.len() / MESSAGES_PER_THREAD)
-        .max(1);
+    // Asking for the core count reads cgroup files: not for small ones.
+    let threads = if located.len() < 2 * MESSAGES_PER_THREAD {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(located.len() / MESSAGES_PER_THREAD)
+            .max(1)
+    };
     if threads == 1 {
         findings.extend(check(&located));
         return;

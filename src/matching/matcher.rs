@@ -129,6 +129,10 @@ const KEYS_PER_THREAD: usize = 8192;
 /// How many threads [`keys_of`] uses for `count` interactions: one for
 /// small cassettes, where a thread costs more than it saves.
 fn key_threads(count: usize) -> usize {
+    // Asking for the core count reads cgroup files: not for small ones.
+    if count < 2 * KEYS_PER_THREAD {
+        return 1;
+    }
     std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(count / KEYS_PER_THREAD)
