@@ -163,6 +163,12 @@ impl Builder {
         self.interactions.spill_in(dir)
     }
 
+    /// [`spill_in`](Self::spill_in) the folder `file` (the cassette, its
+    /// journal) is in.
+    pub fn spill_beside(&mut self, file: &Path) -> std::io::Result<()> {
+        self.spill_in(super::store::folder_of(file))
+    }
+
     /// Interactions whose request is answered, or which are notifications.
     pub fn completed(&self) -> usize {
         let challenges = self

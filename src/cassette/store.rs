@@ -268,6 +268,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CassetteError> 
     write_atomically_with(path, |out| out.write_all(bytes))
 }
 
+/// The folder `path` is in (`.` for a bare file name).
+pub(crate) fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
 /// Writes `path` through a temporary file that `write` fills, and a rename.
 fn write_atomically_with(
     path: &Path,
@@ -277,10 +285,7 @@ fn write_atomically_with(
         path: path.into(),
         source,
     };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(path);
     fs::create_dir_all(dir).map_err(write_error)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_error)?;
     // Temporary files are private; a cassette is meant to be shared.
@@ -651,17 +656,11 @@ fn start_recovery(
             // leave memory; an HTTP journal may revise an exchange later.
             let stdio = matches!(header.transport, Transport::Stdio { .. });
             let mut builder = Builder::new(header.recorded_at, header.transport);
-            if stdio {
-                let dir = match journal.parent() {
-                    Some(dir) if !dir.as_os_str().is_empty() => dir,
-                    _ => Path::new("."),
-                };
-                if let Err(e) = builder.spill_in(dir) {
-                    tracing::warn!(
-                        "cannot make a spill file in {} ({e}); recovering in memory",
-                        dir.display()
-                    );
-                }
+            if stdio && let Err(e) = builder.spill_beside(journal) {
+                tracing::warn!(
+                    "cannot make a spill file in {} ({e}); recovering in memory",
+                    folder_of(journal).display()
+                );
             }
             Ok(Some((builder, header.rules)))
         }

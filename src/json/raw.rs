@@ -45,11 +45,7 @@ enum Method {
 impl Method {
     fn find(text: &str) -> Method {
         // The last one counts, as in a parsed tree.
-        let Some(value) = top_level_members(text)
-            .filter(|(key, _)| *key == "\"method\"")
-            .last()
-            .map(|(_, value)| value)
-        else {
+        let Some(value) = last_member(text, "method") else {
             // A key spelled with escapes could still be `method`.
             return if text.contains('\\') {
                 Method::InTree
@@ -89,8 +85,7 @@ impl RawMessage {
         if self.text.contains('\\') {
             return self.with(|v| v.get(key).is_some());
         }
-        top_level_members(&self.text)
-            .any(|(quoted, _)| quoted.len() == key.len() + 2 && &quoted[1..quoted.len() - 1] == key)
+        last_member(&self.text, key).is_some()
     }
 
     /// Its text with the value of its top-level `id` replaced by `id` (and
@@ -102,10 +97,7 @@ impl RawMessage {
             return None;
         }
         let text = &*self.text;
-        let Some((_, value)) = top_level_members(text)
-            .filter(|(key, _)| *key == "\"id\"")
-            .last()
-        else {
+        let Some(value) = last_member(text, "id") else {
             return Some(text.to_owned());
         };
         let start = value.as_ptr() as usize - text.as_ptr() as usize;
@@ -123,12 +115,7 @@ impl RawMessage {
         if self.text.contains('\\') {
             return self.with(|v| v.get(key).cloned());
         }
-        let (_, value) = top_level_members(&self.text)
-            .filter(|(quoted, _)| {
-                quoted.len() == key.len() + 2 && &quoted[1..quoted.len() - 1] == key
-            })
-            .last()?;
-        Some(parse(value))
+        last_member(&self.text, key).map(parse)
     }
 
     /// Whether it is a JSON object.
@@ -190,6 +177,16 @@ impl RawMessage {
             tree: OnceLock::new(),
         }
     }
+}
+
+/// The text of the value of member `key` of a compact JSON object: the
+/// last, as in a parsed tree. Keys are compared as written, so one spelled
+/// with escapes is not found (callers look in the tree when text has any).
+fn last_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+    top_level_members(text)
+        .filter(|(quoted, _)| quoted.len() == key.len() + 2 && &quoted[1..quoted.len() - 1] == key)
+        .last()
+        .map(|(_, value)| value)
 }
 
 /// The members of a compact JSON object, as the text of each key (quoted)

@@ -99,10 +99,13 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
     let pid = Pid::from_raw(child.id() as i32);
     thread::spawn(move || forward_signals(signals, pid));
 
-    let watcher = tape.clone().map(|tape| {
-        let builder = Builder::new(recorded_at.clone(), transport.clone());
-        Watcher::start(tape, spilling(builder, config.cassette.as_deref()))
-    });
+    let watcher = tape
+        .clone()
+        .zip(config.cassette.as_deref())
+        .map(|(tape, path)| {
+            let builder = Builder::new(recorded_at.clone(), transport.clone());
+            Watcher::start(tape, spilling(builder, path))
+        });
     let to_server = tape.clone();
     let observer = config.observer.clone();
     thread::spawn(move || {
@@ -165,15 +168,11 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
 
 /// `builder`, spilling settled interactions beside `cassette`; as it is
 /// (everything in memory) if no spill file can be made there.
-fn spilling(mut builder: Builder, cassette: Option<&std::path::Path>) -> Builder {
-    let dir = match cassette.and_then(std::path::Path::parent) {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => std::path::Path::new("."),
-    };
-    if let Err(e) = builder.spill_in(dir) {
+fn spilling(mut builder: Builder, cassette: &std::path::Path) -> Builder {
+    if let Err(e) = builder.spill_beside(cassette) {
         tracing::warn!(
-            "cannot make a spill file in {} ({e}); the session is kept in memory",
-            dir.display()
+            "cannot make a spill file beside {} ({e}); the session is kept in memory",
+            cassette.display()
         );
     }
     builder
