@@ -34,6 +34,7 @@ mod json;
 mod jsonrpc;
 mod matching;
 mod mode;
+mod parallel;
 mod transport;
 
 pub mod cassette;

@@ -145,53 +145,27 @@ pub(super) fn shapes(cassette: &Cassette, config: &CheckConfig, findings: &mut V
             ),
         ));
     }
-    let check = |located: &[Located<'_>]| {
-        let mut findings = Vec::new();
-        for located in located {
-            located.message.with(|message| {
-                let mut violations = match version {
-                    Some(version) => schema::check_message(version, message, located.answers),
-                    None => schema::check_envelope(message),
-                };
-                if let Some(official) = &config.official {
-                    violations.extend(official.check_message(message, located.answers));
-                }
-                if !violations.is_empty() {
-                    push_violations(&mut findings, &located.place.pointer(), violations);
-                }
-            });
-        }
-        findings
-    };
-    let located = all(cassette);
-    // Asking for the core count reads cgroup files: not for small ones.
-    let threads = if located.len() < 2 * MESSAGES_PER_THREAD {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(1, std::num::NonZeroUsize::get)
-            .min(located.len() / MESSAGES_PER_THREAD)
-            .max(1)
-    };
-    if threads == 1 {
-        findings.extend(check(&located));
-        return;
-    }
     // Each message is checked on its own: big cassettes use every core,
     // and the findings keep document order.
-    let check = &check;
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = located
-            .chunks(located.len().div_ceil(threads))
-            .map(|part| scope.spawn(move || check(part)))
-            .collect();
-        for part in parts {
-            findings.extend(
-                part.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
-        }
+    let located = all(cassette);
+    let threads = crate::parallel::threads_for(located.len(), MESSAGES_PER_THREAD);
+    let found = crate::parallel::map_in_order(&located, threads, |located| {
+        let mut findings = Vec::new();
+        located.message.with(|message| {
+            let mut violations = match version {
+                Some(version) => schema::check_message(version, message, located.answers),
+                None => schema::check_envelope(message),
+            };
+            if let Some(official) = &config.official {
+                violations.extend(official.check_message(message, located.answers));
+            }
+            if !violations.is_empty() {
+                push_violations(&mut findings, &located.place.pointer(), violations);
+            }
+        });
+        findings
     });
+    findings.extend(found.into_iter().flatten());
 }
 
 /// Messages per thread below which `shapes` stays on one thread.

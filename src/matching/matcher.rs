@@ -126,19 +126,6 @@ pub struct Matcher {
 /// Interactions per thread below which [`keys_of`] stays on one thread.
 const KEYS_PER_THREAD: usize = 8192;
 
-/// How many threads [`keys_of`] uses for `count` interactions: one for
-/// small cassettes, where a thread costs more than it saves.
-fn key_threads(count: usize) -> usize {
-    // Asking for the core count reads cgroup files: not for small ones.
-    if count < 2 * KEYS_PER_THREAD {
-        return 1;
-    }
-    std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(count / KEYS_PER_THREAD)
-        .max(1)
-}
-
 /// Each interaction's match key and the capabilities its request declares:
 /// the one pass of replay's start-up that reads every request (each parsed
 /// once, without keeping its tree), on `threads` threads.
@@ -167,23 +154,7 @@ fn keys_of(
             (key, declares)
         })
     };
-    if threads <= 1 || interactions.len() < threads {
-        return interactions.iter().map(read).collect();
-    }
-    let read = &read;
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = interactions
-            .chunks(interactions.len().div_ceil(threads))
-            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|part| {
-                part.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    crate::parallel::map_in_order(interactions, threads, read)
 }
 
 impl Matcher {
@@ -195,7 +166,7 @@ impl Matcher {
         let mut by_key: HashMap<Key, Vec<usize>> = HashMap::with_capacity(count);
         let mut notifications: HashMap<Key, Vec<usize>> = HashMap::new();
         let mut order = Vec::with_capacity(count);
-        let threads = key_threads(count);
+        let threads = crate::parallel::threads_for(count, KEYS_PER_THREAD);
         let read = keys_of(&cassette.interactions, &rules, modern, threads);
         let mut declared: Vec<Option<u64>> = Vec::with_capacity(count);
         for (position, (interaction, (key, declares))) in
