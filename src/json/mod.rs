@@ -18,7 +18,7 @@ mod subset;
 mod wire;
 
 pub use canonical::canonical_json;
-pub(crate) use canonical::canonical_object;
+pub(crate) use canonical::{canonical_object, canonical_text};
 pub(crate) use depth::{TooDeep, nesting, position};
 pub use locate::Lines;
 pub(crate) use message::plain_error;

@@ -118,6 +118,26 @@ impl RawMessage {
         last_member(&self.text, key).map(parse)
     }
 
+    /// Whether its text holds a backslash: an escape, which the readers
+    /// of raw text below cannot see through.
+    pub(crate) fn has_escapes(&self) -> bool {
+        memchr::memchr(b'\\', self.text.as_bytes()).is_some()
+    }
+
+    /// The text of the value of its top-level member `key` (the last), for
+    /// a message without escapes ([`RawMessage::has_escapes`]): keys are
+    /// compared as written.
+    pub(crate) fn member_text(&self, key: &str) -> Option<&str> {
+        last_member(&self.text, key)
+    }
+
+    /// The tree of `params._meta` alone, parsed without the rest of the
+    /// message, for a message without escapes.
+    pub(crate) fn params_meta(&self) -> Option<Value> {
+        let params = self.member_text("params")?;
+        last_member(params, "_meta").map(parse)
+    }
+
     /// Whether it is a JSON object.
     pub fn is_object(&self) -> bool {
         self.text.starts_with('{')
@@ -183,7 +203,7 @@ impl RawMessage {
 /// last, as in a parsed tree. Keys are compared as written, so one spelled
 /// with escapes is not found (callers look in the tree when text has any).
 fn last_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
-    top_level_members(text)
+    members(text)
         .filter(|(quoted, _)| quoted.len() == key.len() + 2 && &quoted[1..quoted.len() - 1] == key)
         .last()
         .map(|(_, value)| value)
@@ -191,7 +211,7 @@ fn last_member<'t>(text: &'t str, key: &str) -> Option<&'t str> {
 
 /// The members of a compact JSON object, as the text of each key (quoted)
 /// and value; nothing for anything but an object. Only for valid JSON.
-fn top_level_members(text: &str) -> impl Iterator<Item = (&str, &str)> {
+pub(super) fn members(text: &str) -> impl Iterator<Item = (&str, &str)> {
     let bytes = text.as_bytes();
     // Past the `{`, or at the end for anything but an object.
     let mut at = if bytes.first() == Some(&b'{') {
@@ -209,6 +229,27 @@ fn top_level_members(text: &str) -> impl Iterator<Item = (&str, &str)> {
         let member = (&text[at..key_end], &text[value_start..end]);
         at = end + 1; // past the `,` or the closing `}`
         Some(member)
+    })
+}
+
+/// The text of each item of a compact JSON array; nothing for anything but
+/// an array. Only for valid JSON.
+pub(super) fn items(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    // Past the `[`, or at the end for anything but a non-empty array.
+    let mut at = if bytes.first() == Some(&b'[') && bytes.get(1) != Some(&b']') {
+        1
+    } else {
+        bytes.len()
+    };
+    std::iter::from_fn(move || {
+        if at >= bytes.len() {
+            return None;
+        }
+        let end = value_end(bytes, at);
+        let item = &text[at..end];
+        at = end + 1; // past the `,` or the closing `]`
+        Some(item)
     })
 }
 

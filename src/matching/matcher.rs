@@ -3,10 +3,11 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::{Key, MessageKind, OnExhausted, Rules, Strategy};
+use super::{Key, KeyMap, MessageKind, OnExhausted, Rules, Strategy};
 use crate::cassette::{Cassette, ClientMessage, Interaction};
+use crate::json::RawMessage;
 use crate::protocol::{self, Era};
 
 /// Methods answered outside the matcher's order: handshakes are answered
@@ -92,11 +93,11 @@ pub struct Matcher {
     /// Each interaction's key under the rules.
     keys: Vec<Key>,
     /// Request positions by key, in recorded order.
-    by_key: HashMap<Key, Vec<usize>>,
+    by_key: KeyMap<Key, Vec<usize>>,
     /// Notification positions by key, in recorded order.
-    notifications: HashMap<Key, Vec<usize>>,
+    notifications: KeyMap<Key, Vec<usize>>,
     /// How many answers each key has handed out.
-    taken: HashMap<Key, usize>,
+    taken: KeyMap<Key, usize>,
     /// Modern era: the capabilities each recorded request declared in
     /// `_meta` (their names, hashed), and request positions by key and
     /// declaration, with how many of each were handed out. A server's
@@ -106,7 +107,7 @@ pub struct Matcher {
     /// request declares answers first; matching itself leaves `_meta` out,
     /// so a client that declares otherwise is still answered.
     declared: Vec<Option<u64>>,
-    by_declaration: HashMap<(Key, u64), (Vec<usize>, usize)>,
+    by_declaration: KeyMap<(Key, u64), (Vec<usize>, usize)>,
     /// Requests in recorded order (for `sequential` and `strict`).
     order: Vec<usize>,
     cursor: usize,
@@ -127,8 +128,9 @@ pub struct Matcher {
 const KEYS_PER_THREAD: usize = 8192;
 
 /// Each interaction's match key and the capabilities its request declares:
-/// the one pass of replay's start-up that reads every request (each parsed
-/// once, without keeping its tree), on `threads` threads.
+/// the one pass of replay's start-up that reads every request, on
+/// `threads` threads. Most are read from their text; the rest are parsed
+/// once, without keeping their trees.
 fn keys_of(
     interactions: &[Interaction],
     rules: &Rules,
@@ -141,20 +143,57 @@ fn keys_of(
             ClientMessage::Notification(m) => (MessageKind::Notification, m),
         };
         let situation = interaction.http.as_ref().and_then(|h| h.situation.tag());
-        message.with(|message| {
-            let key = situation_key(
-                rules.key(kind, message),
-                modern,
-                message,
-                situation.as_deref(),
-            );
-            let declares = (modern && kind == MessageKind::Request)
-                .then(|| declaration(message))
-                .flatten();
-            (key, declares)
-        })
+        let reading = Reading {
+            rules,
+            modern,
+            kind,
+            situation: situation.as_deref(),
+        };
+        reading
+            .text(message)
+            .unwrap_or_else(|| message.with(|tree| reading.tree(tree)))
     };
     crate::parallel::map_in_order(interactions, threads, read)
+}
+
+/// What [`keys_of`] reads one recorded message with.
+struct Reading<'a> {
+    rules: &'a Rules,
+    modern: bool,
+    kind: MessageKind,
+    /// The HTTP situation it was recorded in, when that tells answers apart.
+    situation: Option<&'a str>,
+}
+
+impl Reading<'_> {
+    /// Key and declaration from the message's text, when it is plain
+    /// enough ([`Rules::key_from_text`]): all the modern era reads besides
+    /// the key is `params._meta`, parsed alone.
+    fn text(&self, message: &RawMessage) -> Option<(Key, Option<u64>)> {
+        let key = self.rules.key_from_text(self.kind, message)?;
+        let meta = match self.modern {
+            true => json!({"params": {"_meta": message.params_meta()}}),
+            false => Value::Null,
+        };
+        Some(self.finish(key, &meta))
+    }
+
+    /// Key and declaration from the message's tree.
+    fn tree(&self, message: &Value) -> (Key, Option<u64>) {
+        self.finish(self.rules.key(self.kind, message), message)
+    }
+
+    /// The key under the protocol version and situation, and the
+    /// declaration, both read from `meta` (the message, or its `_meta`).
+    fn finish(&self, key: Key, meta: &Value) -> (Key, Option<u64>) {
+        let declares = (self.modern && self.kind == MessageKind::Request)
+            .then(|| declaration(meta))
+            .flatten();
+        (
+            situation_key(key, self.modern, meta, self.situation),
+            declares,
+        )
+    }
 }
 
 impl Matcher {
@@ -163,8 +202,9 @@ impl Matcher {
         let count = cassette.interactions.len();
         let modern = cassette.protocol.era == Era::Modern;
         let mut keys = Vec::with_capacity(count);
-        let mut by_key: HashMap<Key, Vec<usize>> = HashMap::with_capacity(count);
-        let mut notifications: HashMap<Key, Vec<usize>> = HashMap::new();
+        let mut by_key: KeyMap<Key, Vec<usize>> =
+            KeyMap::with_capacity_and_hasher(count, Default::default());
+        let mut notifications: KeyMap<Key, Vec<usize>> = KeyMap::default();
         let mut order = Vec::with_capacity(count);
         let threads = crate::parallel::threads_for(count, KEYS_PER_THREAD);
         let read = keys_of(&cassette.interactions, &rules, modern, threads);
@@ -187,7 +227,7 @@ impl Matcher {
             }
         }
         let case_uses = vec![0; rules.cases.len()];
-        let mut by_declaration: HashMap<(Key, u64), (Vec<usize>, usize)> = HashMap::new();
+        let mut by_declaration: KeyMap<(Key, u64), (Vec<usize>, usize)> = KeyMap::default();
         for (position, signature) in declared.iter().enumerate() {
             if let Some(signature) = signature {
                 by_declaration
@@ -202,7 +242,7 @@ impl Matcher {
             keys,
             by_key,
             notifications,
-            taken: HashMap::new(),
+            taken: KeyMap::default(),
             order,
             cursor: 0,
             used: vec![0; count],
@@ -500,6 +540,40 @@ fn situation_key(key: Key, modern: bool, message: &Value, situation: Option<&str
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn modern_keys_and_declarations_read_from_text_are_those_read_from_the_tree() {
+        let messages = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": "hi"},
+                    "_meta": {protocol::META_PROTOCOL_VERSION: "2026-07-28",
+                        protocol::META_CLIENT_CAPABILITIES: {"sampling": {}, "extensions": {"io.tasks": {}}}}}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {}}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+        ];
+        let rules = Rules::default();
+        for message in messages {
+            let raw = RawMessage::from(message.clone());
+            for (modern, kind, situation) in [
+                (true, MessageKind::Request, None),
+                (true, MessageKind::Request, Some("get-stream")),
+                (false, MessageKind::Request, None),
+                (true, MessageKind::Notification, None),
+            ] {
+                let reading = Reading {
+                    rules: &rules,
+                    modern,
+                    kind,
+                    situation,
+                };
+                assert_eq!(
+                    reading.text(&raw),
+                    Some(reading.tree(&message)),
+                    "{message}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn keys_read_on_threads_are_the_keys_read_on_one() {

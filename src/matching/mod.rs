@@ -14,7 +14,9 @@ pub use matcher::{Answer, Matcher, Refusal};
 pub(crate) use crate::cassette::{OnExhausted, Rules, Strategy};
 pub(crate) use target::{Target, same_target};
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -22,8 +24,45 @@ use sha2::{Digest, Sha256};
 use crate::json;
 
 /// The SHA-256 of a message's canonical form.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Key([u8; 32]);
+
+/// A key is already a uniform hash: its first eight bytes are all a hash
+/// table needs, rather than SipHash over all thirty-two.
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut prefix = [0; 8];
+        prefix.copy_from_slice(&self.0[..8]);
+        state.write_u64(u64::from_le_bytes(prefix));
+    }
+}
+
+/// A hash map keyed by [`Key`]s (alone or with other integers), hashed by
+/// [`KeyHasher`].
+pub(crate) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+
+/// Hashes the integers written to it (a [`Key`]'s prefix, a declaration's
+/// hash) by multiplying and rotating, as they arrive already hashed.
+#[derive(Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(26) ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Key, MessageKind, key_from_canonical};
 use crate::cassette::{MethodCase, Rules};
-use crate::json::canonical_json;
+use crate::json::{self, RawMessage, canonical_json};
 
 impl Rules {
     /// What matching compares for a message: its params without `_meta`,
@@ -63,6 +63,26 @@ impl Rules {
         key_from_canonical(kind, method, &canonical_json(&normalized))
     }
 
+    /// [`Rules::key`] read from the message's text, without a tree: `None`
+    /// when the rules reshape the method's params, or the text is not plain
+    /// enough to be its own canonical form ([`json::canonical_text`]), for
+    /// the caller to parse instead.
+    pub fn key_from_text(&self, kind: MessageKind, message: &RawMessage) -> Option<Key> {
+        if message.has_escapes() {
+            return None;
+        }
+        let method = message.method().unwrap_or_default();
+        if !self.ignore.is_empty() || self.keys.contains_key(method) {
+            return None;
+        }
+        let params = match message.member_text("params") {
+            None => "{}".to_owned(),
+            Some(text) if text.starts_with('{') => json::canonical_text(text, Some("_meta"))?,
+            Some(text) => json::canonical_text(text, None)?,
+        };
+        Some(key_from_canonical(kind, method, &params))
+    }
+
     /// The first hand-written case that answers `method` with `params`.
     pub fn case_for(&self, method: &str, params: Option<&Value>) -> Option<(usize, &MethodCase)> {
         let empty = json!({});
@@ -90,6 +110,46 @@ mod tests {
 
     fn selectors(list: &[&str]) -> Vec<Selector> {
         list.iter().map(|s| s.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn keys_read_from_text_are_the_keys_read_from_the_tree() {
+        let plain = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"b":[1,{"y":2,"x":-3}],"a":"é"},"_meta":{"progressToken":7}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"m","params":[3,{"b":1,"a":2}]}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"late"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"params":{"a":1}}"#,
+            r#"{"method":"first","jsonrpc":"2.0","id":6,"method":"second","params":{"a":1},"params":{"b":2}}"#,
+        ];
+        let refused = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"line\nbreak"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1.5}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2}}"#,
+        ];
+        let rules = Rules::default();
+        for (text, readable) in plain
+            .iter()
+            .map(|t| (t, true))
+            .chain(refused.iter().map(|t| (t, false)))
+        {
+            let message: RawMessage = serde_json::from_str(text).unwrap();
+            for kind in [MessageKind::Request, MessageKind::Notification] {
+                let from_text = rules.key_from_text(kind, &message);
+                assert_eq!(from_text.is_some(), readable, "{text}");
+                if let Some(key) = from_text {
+                    assert_eq!(key, message.with(|tree| rules.key(kind, tree)), "{text}");
+                }
+            }
+        }
+        // Rules that reshape a method's params are applied to the tree.
+        let message: RawMessage = serde_json::from_str(plain[0]).unwrap();
+        let rules = Rules {
+            ignore: selectors(&["/params/arguments/a"]),
+            ..Rules::default()
+        };
+        assert_eq!(rules.key_from_text(MessageKind::Request, &message), None);
     }
 
     fn call(params: Value) -> Value {
