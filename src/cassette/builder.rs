@@ -4,7 +4,7 @@
 //! recovery feeds the journal into one too, so a recovered cassette is built
 //! by exactly the code that builds a normal one.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
@@ -81,6 +81,9 @@ pub struct Builder {
     last_filed: Option<(usize, EventRef)>,
     /// When each unsettled client message was seen, for timed observations.
     client_at: HashMap<usize, Duration>,
+    /// Interactions the recorder still revises ([`Builder::hold`]): they
+    /// cannot settle before they are released.
+    held: HashSet<usize>,
     /// When the message being filed was seen, if it was timed.
     now: Option<Duration>,
 }
@@ -151,6 +154,7 @@ impl Builder {
             last_client: None,
             last_filed: None,
             client_at: HashMap::new(),
+            held: HashSet::new(),
             now: None,
         }
     }
@@ -167,6 +171,11 @@ impl Builder {
     /// journal) is in.
     pub fn spill_beside(&mut self, file: &Path) -> std::io::Result<()> {
         self.spill_in(super::store::folder_of(file))
+    }
+
+    /// The transport the session is recorded over.
+    pub fn transport(&self) -> &Transport {
+        &self.transport
     }
 
     /// Interactions whose request is answered, or which are notifications.
@@ -201,6 +210,22 @@ impl Builder {
     pub fn http_mut(&mut self, index: usize) -> Option<&mut HttpExchange> {
         let interaction = self.interactions.get_mut(index)?;
         Some(interaction.http.get_or_insert_default())
+    }
+
+    /// Keeps interaction `index` in memory until [`release`](Self::release):
+    /// the HTTP recorder revises an exchange after its messages are filed
+    /// (status, headers, SSE framing), so it holds each interaction a POST
+    /// opens, right after filing it, until that POST's answer is over.
+    pub fn hold(&mut self, index: usize) {
+        self.held.insert(index);
+    }
+
+    /// Lets a [`hold`](Self::hold) go: the interaction settles as soon as
+    /// nothing else keeps it.
+    pub fn release(&mut self, index: usize) {
+        if self.held.remove(&index) {
+            self.try_settle(index);
+        }
     }
 
     /// Gives up on a request whose answer ended without a response (an HTTP
@@ -408,12 +433,13 @@ impl Builder {
     /// Lets interaction `index` leave memory (see [`Builder::spill_in`])
     /// once nothing can change it: its request is answered (or given up
     /// on), a later client message came (what the server sends unprompted
-    /// now follows that one), and no server request filed under it waits
-    /// for the client's answer.
+    /// now follows that one), no server request filed under it waits
+    /// for the client's answer, and the recorder does not hold it.
     fn try_settle(&mut self, index: usize) {
         if self.open.contains(&index)
             || self.last_client == Some(index)
             || self.waiting.contains_key(&index)
+            || self.held.contains(&index)
         {
             return;
         }
@@ -591,8 +617,11 @@ pub struct Finished {
     /// The cassette without its interactions: set its rules (or anything
     /// else) before saving.
     pub header: Cassette,
-    interactions: Box<dyn Iterator<Item = std::io::Result<Interaction>>>,
+    interactions: InteractionStream,
 }
+
+/// Recorded interactions read one at a time, each read or its error.
+pub type InteractionStream = Box<dyn Iterator<Item = std::io::Result<Interaction>>>;
 
 impl std::fmt::Debug for Finished {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -603,6 +632,12 @@ impl std::fmt::Debug for Finished {
 }
 
 impl Finished {
+    /// The cassette without its interactions, and the interactions, one at
+    /// a time.
+    pub fn into_parts(self) -> (Cassette, InteractionStream) {
+        (self.header, self.interactions)
+    }
+
     /// The whole cassette, in memory.
     pub fn into_cassette(self) -> std::io::Result<Cassette> {
         let mut cassette = self.header;
@@ -1153,6 +1188,32 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             super::super::to_text(&expected)
+        );
+    }
+
+    #[test]
+    fn a_held_interaction_stays_in_memory_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut builder = builder();
+        builder.spill_in(dir.path()).unwrap();
+        let call = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+        let answer = |id: u64| json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}});
+        builder.observe(C2S, call(1));
+        builder.hold(0);
+        builder.observe(S2C, answer(1));
+        builder.observe(C2S, call(2));
+        builder.observe(S2C, answer(2));
+        builder.observe(C2S, call(3));
+        // Answered and followed, 1 would have settled; 0 is held.
+        assert!(builder.http_mut(1).is_none(), "not held: settled");
+        builder.http_mut(0).expect("held: still revisable").status = 200;
+        builder.release(0);
+        assert!(builder.http_mut(0).is_none(), "released: settled");
+        let cassette = builder.finish();
+        assert_eq!(cassette.interactions.len(), 3);
+        assert_eq!(
+            cassette.interactions[0].http.as_ref().map(|h| h.status),
+            Some(200)
         );
     }
 

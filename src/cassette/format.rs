@@ -40,6 +40,21 @@ pub struct Cassette {
 }
 
 impl Cassette {
+    /// Everything but its interactions: what a cassette written one
+    /// interaction at a time starts from ([`super::save_streamed`]).
+    pub fn header(&self) -> Cassette {
+        Cassette {
+            format_version: self.format_version,
+            recorded_at: self.recorded_at.clone(),
+            transport: self.transport.clone(),
+            protocol: self.protocol.clone(),
+            server: self.server.clone(),
+            rules: self.rules.clone(),
+            opening: self.opening.clone(),
+            interactions: Vec::new(),
+        }
+    }
+
     /// Every tool definition the recorded `tools/list` answers hold, in
     /// recorded order.
     pub fn listed_tools(&self) -> impl Iterator<Item = &Value> {

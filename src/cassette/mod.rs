@@ -9,7 +9,7 @@ mod spill;
 mod store;
 mod workdir;
 
-pub use builder::{Builder, Direction, Finished, describe, now_rfc3339};
+pub use builder::{Builder, Direction, Finished, InteractionStream, describe, now_rfc3339};
 pub use error::CassetteError;
 pub use format::{
     Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,
@@ -27,7 +27,7 @@ pub use rules::{
 pub(crate) use store::to_pointer;
 pub use store::{
     Journal, Recovery, SkipReason, SkippedLine, journal_path, load, parse, parse_bytes, recover,
-    save, to_text, write_atomically,
+    save, save_streamed, to_text, write_atomically,
 };
 pub use workdir::{
     command_in, is_relative, mask_transport, recorded_cwd, resolve_cwd, stdio_transport,

@@ -223,8 +223,9 @@ pub fn save(path: &Path, cassette: &Cassette) -> Result<(), CassetteError> {
 
 /// Writes a cassette atomically whose interactions come one at a time
 /// (from a recording's spill): the same text as [`save`] of the whole
-/// cassette, built in the memory of one interaction.
-pub(crate) fn save_streamed(
+/// cassette, built in the memory of one interaction. `header` is the
+/// cassette without interactions.
+pub fn save_streamed(
     path: &Path,
     header: &Cassette,
     interactions: impl Iterator<Item = std::io::Result<super::Interaction>>,
@@ -319,13 +320,15 @@ struct JournalHeader {
 /// Every later line: one message, as forwarded; or, in an HTTP
 /// recording, how an interaction travelled, or how the endpoint answers
 /// GET and DELETE, as they stand when written (a later line for the same
-/// interaction replaces an earlier one).
+/// interaction replaces an earlier one), or that an interaction's exchange
+/// is final (the recorder released it; see [`Builder::hold`]).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum JournalEntry {
     Message { dir: Direction, msg: Value },
     Exchange { http: usize, exchange: HttpExchange },
     Behaviour { behaviour: HttpEndpointBehaviour },
+    Released { released: usize },
 }
 
 /// An append-only log of the messages of a recording in progress. Each
@@ -410,6 +413,11 @@ impl Journal {
         exchange: &HttpExchange,
     ) -> Result<(), CassetteError> {
         self.write_line(&serde_json::json!({"http": index, "exchange": exchange}))
+    }
+
+    /// Appends that interaction `index`'s exchange will not change again.
+    pub fn append_released(&mut self, index: usize) -> Result<(), CassetteError> {
+        self.write_line(&serde_json::json!({ "released": index }))
     }
 
     /// Appends how the endpoint answers GET and DELETE, as it stands now.
@@ -577,17 +585,27 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
         }
         number += 1;
         let complete = line.last() == Some(&b'\n');
-        let builder = match &mut started {
+        let (builder, http) = match &mut started {
             None => {
                 started = Some(start_recovery(&journal, &line, complete)?);
                 continue;
             }
-            Some(Some((builder, _))) => builder,
+            Some(Some((builder, _))) => {
+                let http = !matches!(builder.transport(), Transport::Stdio { .. });
+                (builder, http)
+            }
             // A cut header is the last line; nothing follows it.
             Some(None) => break,
         };
         match read_entry(&line) {
-            Ok(JournalEntry::Message { dir, msg }) => builder.observe(dir, msg),
+            Ok(JournalEntry::Message { dir, msg }) => {
+                let opened = builder.next_interaction();
+                builder.observe(dir, msg);
+                // Held as the recorder held it, until its release line.
+                if http && builder.next_interaction() > opened {
+                    builder.hold(opened);
+                }
+            }
             Ok(JournalEntry::Exchange { http, exchange }) => {
                 let challenge = exchange.auth_challenge;
                 if let Some(recorded) = builder.http_mut(http) {
@@ -598,6 +616,7 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
                 }
             }
             Ok(JournalEntry::Behaviour { behaviour: latest }) => behaviour = Some(latest),
+            Ok(JournalEntry::Released { released }) => builder.release(released),
             Err(_) if !complete => skipped.push(SkippedLine {
                 line: number,
                 reason: SkipReason::CutShort,
@@ -652,11 +671,11 @@ fn start_recovery(
 ) -> Result<Option<(Builder, Rules)>, CassetteError> {
     match serde_json::from_slice::<JournalHeader>(line) {
         Ok(header) => {
-            // A stdio journal is messages only, so settled interactions can
-            // leave memory; an HTTP journal may revise an exchange later.
-            let stdio = matches!(header.transport, Transport::Stdio { .. });
+            // Settled interactions leave memory. An HTTP journal revises an
+            // exchange until its release line; one written before journals
+            // had them releases none, and is recovered in memory.
             let mut builder = Builder::new(header.recorded_at, header.transport);
-            if stdio && let Err(e) = builder.spill_beside(journal) {
+            if let Err(e) = builder.spill_beside(journal) {
                 tracing::warn!(
                     "cannot make a spill file in {} ({e}); recovering in memory",
                     folder_of(journal).display()

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use anyhow::Context;
 use mcpcassette::Rules;
 use mcpcassette::cassette;
-use mcpcassette::cassette::{Cassette, Interaction};
+use mcpcassette::cassette::Cassette;
 use mcpcassette::cli_support::process_stdio;
 use mcpcassette::replay::CrossEra;
 use mcpcassette::replay::http::HttpReplayConfig;
 use mcpcassette::replay::{
-    Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream,
-    file_session_traffic, serve_with,
+    Engine, Episodes, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream,
+    serve_with, session_traffic_place,
 };
 
 use super::args::MatchArgs;
@@ -26,6 +26,7 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
     let (command, dir) = recorded_place(&recorded, path, command);
     let upstream = NewEpisodes::for_cassette(command, &recorded, dir);
+    upstream.spill_beside(path);
     let engine = engine(recorded, path, rules, upstream.clone());
     // One runtime for both: the server process belongs to it.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -40,7 +41,7 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
         let episodes = upstream.finish().await.context("stopping the server")?;
         anyhow::Ok((summary, episodes))
     })?;
-    append(&engine, path, upstream.session_traffic(), &episodes)?;
+    append(&engine, path, upstream.session_traffic(), episodes)?;
     conclude(&engine, &summary, matching, upstream.failures())
 }
 
@@ -59,6 +60,7 @@ pub fn run_http(
         recorded.protocol.era,
         recorded.transport.clone(),
     );
+    upstream.spill_beside(path);
     let engine = engine(recorded, path, rules, upstream.clone());
     let http_config = HttpReplayConfig {
         sessions: matching.sessions,
@@ -66,7 +68,7 @@ pub fn run_http(
         ..HttpReplayConfig::new(listen)
     };
     let summary = replay::serve_http_engine(&engine, http_config)?;
-    append(&engine, path, Vec::new(), &upstream.finish())?;
+    append(&engine, path, Vec::new(), upstream.finish())?;
     conclude(&engine, &summary, matching, upstream.failures())
 }
 
@@ -94,33 +96,54 @@ fn engine(
 
 /// Appends what the server answered to the cassette, masked as the
 /// cassette's own recording was: the session traffic it lacked after the
-/// handshake (as `record` files it), the new interactions at the end.
+/// handshake (as `record` files it), the new interactions at the end. The
+/// cassette is written one interaction at a time, as the episodes are read
+/// from where the run kept them.
 fn append(
     engine: &Engine,
     path: &Path,
     mut session: Vec<cassette::Event>,
-    episodes: &[Interaction],
+    episodes: Episodes,
 ) -> anyhow::Result<()> {
-    if episodes.is_empty() && session.is_empty() {
+    let mut episodes = episodes.peekable();
+    if episodes.peek().is_none() && session.is_empty() {
         return Ok(());
     }
-    let mut updated = engine.cassette().clone();
+    let redactor = engine.redactor();
     for event in &mut session {
         for message in event_messages(event) {
-            message.modify(|message| engine.redactor().redact_message(message));
+            message.modify(|message| redactor.redact_message(message));
         }
     }
-    file_session_traffic(&mut updated, session);
-    for mut interaction in episodes.iter().cloned() {
+    let recorded = engine.cassette();
+    let mut header = recorded.header();
+    let after = session_traffic_place(recorded);
+    if after.is_none() {
+        header.opening.append(&mut session);
+    }
+    let kept = recorded
+        .interactions
+        .iter()
+        .enumerate()
+        .map(|(n, interaction)| {
+            let mut interaction = interaction.clone();
+            if Some(n) == after {
+                interaction.after.append(&mut session);
+            }
+            Ok(interaction)
+        });
+    let mut appended = 0;
+    let new = episodes.map(|read| {
+        let mut interaction = read?;
         for message in interaction.messages_mut() {
-            message.modify(|message| engine.redactor().redact_message(message));
+            message.modify(|message| redactor.redact_message(message));
         }
-        updated.interactions.push(interaction);
-    }
-    cassette::save(path, &updated)?;
+        appended += 1;
+        Ok(interaction)
+    });
+    cassette::save_streamed(path, &header, kept.chain(new))?;
     tracing::info!(
-        "appended {} new interaction(s) to {}",
-        episodes.len(),
+        "appended {appended} new interaction(s) to {}",
         path.display()
     );
     Ok(())

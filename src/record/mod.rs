@@ -78,27 +78,10 @@ fn redaction_rules(
     Ok((rules, redactor))
 }
 
-/// Saves a finished recording to `path`, unless it holds nothing and a
-/// cassette is already there: a client that never spoke (or a server that
-/// never started) leaves the previous recording in place. Returns whether
-/// it saved.
-pub(crate) fn save_recording(
-    path: &Path,
-    recorded: &cassette::Cassette,
-) -> Result<bool, RecordError> {
-    if recorded.interactions.is_empty() && recorded.opening.is_empty() && path.exists() {
-        tracing::warn!(
-            "nothing was recorded; {} was left as it was",
-            path.display()
-        );
-        return Ok(false);
-    }
-    cassette::save(path, recorded)?;
-    Ok(true)
-}
-
-/// Saves a finished recording streamed from where its builder kept it;
-/// like [`save_recording`], nothing recorded leaves the cassette as it was.
+/// Saves a finished recording, streamed from where its builder kept it,
+/// unless it holds nothing and a cassette is already there: a client that
+/// never spoke (or a server that never started) leaves the previous
+/// recording in place. Returns whether it saved.
 pub(crate) fn save_finished(
     path: &Path,
     recorded: cassette::Finished,

@@ -23,7 +23,9 @@ pub use era::EraMismatch;
 pub use new_episodes_http::HttpEpisodes;
 pub use new_episodes_stdio::{NewEpisodes, UPSTREAM_FAILED};
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
-pub use session_traffic::{SessionScript, file_into as file_session_traffic};
+pub use session_traffic::{
+    SessionScript, file_into as file_session_traffic, place_in as session_traffic_place,
+};
 pub use stdio::{serve, serve_with};
-pub use upstream::{Forwarding, Upstream, UpstreamFailure};
+pub use upstream::{Episodes, Forwarding, Upstream, UpstreamFailure};
 pub use verdict::{Failure, VerdictConfig};

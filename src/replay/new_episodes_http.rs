@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::new_episodes_stdio::{answer_upstream_failed, encode, lock, with_id};
+use super::upstream::Episodes;
 use super::upstream::{Forwarding, Upstream, UpstreamFailure};
-use crate::cassette::{Builder, Direction, Interaction, Transport};
+use crate::cassette::{Builder, Direction, Transport};
 use crate::jsonrpc::{self, Kind};
 use crate::live::{HttpLive, Live, handshake};
 use crate::protocol::Era;
@@ -95,19 +96,21 @@ impl HttpEpisodes {
         })
     }
 
-    /// Ends the HTTP session and returns the answered interactions, in the
-    /// order the client sent them, with the client's ids.
-    pub fn finish(&self) -> Vec<Interaction> {
+    /// Ends the HTTP session and returns the answered interactions
+    /// ([`Episodes`]).
+    pub fn finish(&self) -> Episodes {
         if let Some(mut live) = lock(&self.inner.live).take() {
             live.close();
         }
-        let builder = lock(&self.inner.state).builder.take();
-        builder
-            .map(|builder| builder.finish().interactions)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|i| i.is_request() && i.response.is_some())
-            .collect()
+        Episodes::of(lock(&self.inner.state).builder.take())
+    }
+
+    /// Keeps settled new episodes in a spill file beside `cassette` rather
+    /// than in memory.
+    pub fn spill_beside(&self, cassette: &std::path::Path) {
+        if let Some(builder) = &mut lock(&self.inner.state).builder {
+            super::upstream::spill_beside(builder, cassette);
+        }
     }
 }
 

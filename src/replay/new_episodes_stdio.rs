@@ -47,8 +47,8 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 use super::session_traffic::SessionScript;
-use super::upstream::{Forwarding, Upstream, UpstreamFailure};
-use crate::cassette::{Builder, Cassette, Direction, Event, Interaction, Transport};
+use super::upstream::{Episodes, Forwarding, Upstream, UpstreamFailure};
+use crate::cassette::{Builder, Cassette, Direction, Event, Transport};
 use crate::jsonrpc::{self, Kind};
 use crate::live::{self, LiveError, handshake};
 use crate::protocol::{self, Era};
@@ -255,17 +255,15 @@ impl NewEpisodes {
     }
 
     /// Stops the server (closes its stdin, waits up to 5 s, then kills it)
-    /// and returns the interactions it answered, in the order the client
-    /// sent them, with the client's ids. Requests it never answered (the
-    /// cancelled ones, those in flight when it stopped) and client
-    /// notifications are left out. Empty if the server was never started.
+    /// and returns the interactions it answered ([`Episodes`]); none if
+    /// the server was never started.
     ///
     /// # Errors
     ///
     /// [`LiveError::Wait`] when the server cannot be waited for or killed.
-    pub async fn finish(&self) -> Result<Vec<Interaction>, LiveError> {
+    pub async fn finish(&self) -> Result<Episodes, LiveError> {
         if !self.started() {
-            return Ok(Vec::new());
+            return Ok(Episodes::of(None));
         }
         let reader = {
             let mut state = self.inner.state();
@@ -299,12 +297,15 @@ impl NewEpisodes {
         }
         let builder = self.inner.state().builder.take();
         outcome?;
-        Ok(builder
-            .map(|builder| builder.finish().interactions)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|i| i.is_request() && i.response.is_some())
-            .collect())
+        Ok(Episodes::of(builder))
+    }
+
+    /// Keeps settled new episodes in a spill file beside `cassette` rather
+    /// than in memory.
+    pub fn spill_beside(&self, cassette: &std::path::Path) {
+        if let Some(builder) = &mut self.inner.state().builder {
+            super::upstream::spill_beside(builder, cassette);
+        }
     }
 }
 
@@ -852,7 +853,7 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::Event;
+    use crate::cassette::{Event, Interaction};
 
     const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -897,6 +898,8 @@ mod tests {
             .await
             .expect("finishing does not hang")
             .expect("the server stops")
+            .collect::<Result<_, _>>()
+            .expect("the episodes are readable")
     }
 
     fn initialize() -> Value {

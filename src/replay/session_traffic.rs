@@ -73,6 +73,15 @@ fn event_message(event: &Event) -> &Value {
     }
 }
 
+/// The interaction session traffic is filed after ([`file_into`]): the
+/// last handshake message; `None` for the cassette's opening.
+pub fn place_in(cassette: &Cassette) -> Option<usize> {
+    cassette
+        .interactions
+        .iter()
+        .rposition(|i| HANDSHAKE.contains(&i.method()))
+}
+
 /// Files session traffic the live server sent that the cassette lacks where
 /// `record` would have: after the last handshake message, else before any
 /// client message.
@@ -80,11 +89,7 @@ pub fn file_into(cassette: &mut Cassette, events: Vec<Event>) {
     if events.is_empty() {
         return;
     }
-    let last = cassette
-        .interactions
-        .iter()
-        .rposition(|i| HANDSHAKE.contains(&i.method()));
-    match last {
+    match place_in(cassette) {
         Some(position) => cassette.interactions[position].after.extend(events),
         None => cassette.opening.extend(events),
     }

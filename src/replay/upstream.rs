@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::cassette::{Builder, Interaction, InteractionStream};
 use crate::live::LiveError;
 use crate::serve::Sink;
 
@@ -91,5 +92,53 @@ pub enum UpstreamFailure {
 impl From<LiveError> for UpstreamFailure {
     fn from(error: LiveError) -> Self {
         UpstreamFailure::Live(Arc::new(error))
+    }
+}
+
+/// The interactions a server for new episodes answered, in the order the
+/// client sent them, with the client's ids: requests it never answered (the
+/// cancelled ones, those in flight when it stopped) and client
+/// notifications are left out. Read one at a time from where the recording
+/// kept them (a spill file beside the cassette, once one is set), so that a
+/// long run holds only what is in flight.
+pub struct Episodes(InteractionStream);
+
+impl Episodes {
+    /// What `builder` recorded; nothing without one (the server was never
+    /// started).
+    pub(crate) fn of(builder: Option<Builder>) -> Self {
+        let Some(builder) = builder else {
+            return Episodes(Box::new(std::iter::empty()));
+        };
+        let (_, interactions) = builder.finish_streamed().into_parts();
+        Episodes(Box::new(interactions.filter(|read| {
+            read.as_ref()
+                .map_or(true, |i| i.is_request() && i.response.is_some())
+        })))
+    }
+}
+
+impl Iterator for Episodes {
+    type Item = std::io::Result<Interaction>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+}
+
+impl std::fmt::Debug for Episodes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Episodes").finish_non_exhaustive()
+    }
+}
+
+/// Lets `builder`'s settled interactions leave memory for a spill file
+/// beside `cassette`; a folder that refuses one keeps them in memory.
+pub(crate) fn spill_beside(builder: &mut Builder, cassette: &std::path::Path) {
+    if let Err(e) = builder.spill_beside(cassette) {
+        tracing::warn!(
+            "cannot make a spill file beside {} ({e}); keeping new episodes in memory",
+            cassette.display()
+        );
     }
 }

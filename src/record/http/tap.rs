@@ -42,12 +42,31 @@ pub(super) struct Recording {
 }
 
 /// The interactions one POST opened, which its answer is filed under.
+/// The recording holds them in memory while any copy of this is alive (the
+/// proxy's, then the answer's body's): until then their exchange may still
+/// change.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Opened {
     /// One interaction per request and notification, in body order.
     pub(super) interactions: Vec<usize>,
     /// Ids of the requests among them.
     pub(super) request_ids: Vec<Value>,
+    /// Releases the interactions when the last copy goes.
+    held: Option<Arc<Held>>,
+}
+
+/// Interactions held in a recording ([`Builder::hold`]), released when
+/// this is dropped.
+#[derive(Debug)]
+struct Held {
+    tap: Tap,
+    interactions: Vec<usize>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.tap.release(&self.interactions);
+    }
 }
 
 impl Opened {
@@ -74,7 +93,13 @@ impl Tap {
         redactor: Redactor,
     ) -> Result<Self, RecordError> {
         let journal = Journal::create(&path, &recorded_at, &transport, &rules)?;
-        let builder = Builder::new(recorded_at.clone(), transport.clone());
+        let mut builder = Builder::new(recorded_at.clone(), transport.clone());
+        if let Err(e) = builder.spill_beside(&path) {
+            tracing::warn!(
+                "cannot make a spill file beside {} ({e}); recording in memory",
+                path.display()
+            );
+        }
         Ok(Tap(Some(Arc::new(Mutex::new(Recording {
             path,
             recorded_at,
@@ -164,6 +189,8 @@ impl Tap {
             let situation = situation(&message);
             recording.observe(Direction::ClientToServer, message);
             if recording.builder.next_interaction() > index {
+                // Before the next message could let it settle.
+                recording.builder.hold(index);
                 if !situation.is_normal()
                     && let Some(http) = recording.builder.http_mut(index)
                 {
@@ -173,7 +200,25 @@ impl Tap {
                 opened.request_ids.extend(request_id);
             }
         }
+        if !opened.interactions.is_empty() {
+            opened.held = Some(Arc::new(Held {
+                tap: self.clone(),
+                interactions: opened.interactions.clone(),
+            }));
+        }
         opened
+    }
+
+    /// The POST that opened `indices` and its answer are over: their
+    /// exchanges are final, journalled so, and they may leave memory.
+    fn release(&self, indices: &[usize]) {
+        let Some(mut recording) = self.lock() else {
+            return;
+        };
+        for &index in indices {
+            recording.builder.release(index);
+            recording.journal_with(|journal| journal.append_released(index));
+        }
     }
 
     /// Files the messages of the answer to a POST that carried the
@@ -319,10 +364,10 @@ impl Tap {
         let fresh = Builder::new(recording.recorded_at.clone(), transport.clone());
         let builder = std::mem::replace(&mut recording.builder, fresh);
         let interactions = builder.completed();
-        let mut cassette = builder.finish();
-        cassette.transport = transport;
-        cassette.rules = recording.rules.clone();
-        crate::record::save_recording(&recording.path, &cassette)?;
+        let mut finished = builder.finish_streamed();
+        finished.header.transport = transport;
+        finished.header.rules = recording.rules.clone();
+        crate::record::save_finished(&recording.path, finished)?;
         match recording.journal.take() {
             Some(journal) => journal.remove()?,
             None => {
@@ -463,6 +508,64 @@ mod tests {
             message,
             json!({"result": {"text": "for session [REDACTED]", "n": ["[REDACTED]"]}})
         );
+    }
+
+    #[test]
+    fn answered_posts_leave_memory_and_their_journal_recovers_the_same_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let transport = Transport::StreamableHttp {
+            url: "http://127.0.0.1:1/mcp".into(),
+            endpoint: "/mcp".into(),
+            behaviour: HttpEndpointBehaviour::default(),
+        };
+        let redactor = Redactor::new(&Rules::default().redaction()).unwrap();
+        let tap = Tap::record(
+            path.clone(),
+            "2026-01-01T00:00:00Z".into(),
+            transport,
+            Rules::default(),
+            redactor,
+        )
+        .unwrap();
+        let calls = 200;
+        for n in 0..calls {
+            let request = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": format!("m{n}")}}});
+            let opened =
+                tap.client_body(request.to_string().as_bytes(), |_| HttpSituation::default());
+            let copy = opened.clone();
+            let response = json!({"jsonrpc": "2.0", "id": n, "result": {"content": []}});
+            tap.answer_messages(vec![response], &opened.request_ids);
+            // Revised after its answer was filed: the POST still holds it.
+            tap.exchange(&opened.interactions, |http| http.status = 200);
+            tap.answered(&opened.interactions);
+            drop(opened);
+            if n > 0 {
+                let mut recording = tap.lock().unwrap();
+                let earlier = recording.builder.http_mut(n as usize - 1);
+                assert!(earlier.is_none(), "{} not settled", n - 1);
+            }
+            drop(copy);
+        }
+        let journal = cassette::journal_path(&path);
+        let kept = dir.path().join("kept.journal");
+        std::fs::copy(&journal, &kept).unwrap();
+        assert_eq!(tap.finish().unwrap(), calls as usize);
+        let recorded = std::fs::read_to_string(&path).unwrap();
+        let cassette = cassette::parse(&path, &recorded).unwrap();
+        assert_eq!(cassette.interactions.len(), calls as usize);
+        assert!(
+            cassette
+                .interactions
+                .iter()
+                .all(|i| i.http.as_ref().is_some_and(|h| h.status == 200))
+        );
+        // A recorder killed at the end leaves the same cassette behind.
+        let again = dir.path().join("again.json");
+        std::fs::copy(&kept, cassette::journal_path(&again)).unwrap();
+        cassette::recover(&again).unwrap().expect("recovered");
+        assert_eq!(std::fs::read_to_string(&again).unwrap(), recorded);
     }
 
     #[test]
