@@ -40,6 +40,26 @@ pub(crate) fn map_in_order<T: Sync, R: Send>(
     })
 }
 
+/// `a` and `b` at once, `a` on a thread of its own when `split` (two
+/// independent passes over one big input), else one after the other.
+pub(crate) fn join<A: Send, B>(
+    split: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B,
+) -> (A, B) {
+    if !split {
+        return (a(), b());
+    }
+    std::thread::scope(|scope| {
+        let a = scope.spawn(a);
+        let b = b();
+        let a = a
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (a, b)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +76,9 @@ mod tests {
             );
         }
         assert_eq!(threads_for(10, 8192), 1);
+        for split in [false, true] {
+            assert_eq!(join(split, || 1, || "b"), (1, "b"));
+        }
         assert!(threads_for(1_000_000, 8192) >= 1);
     }
 }

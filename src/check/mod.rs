@@ -109,22 +109,19 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
         Err(findings) => findings,
         Ok(document::Read::Fixture(document)) => fixture_file::check(path, text, &document, config),
         Ok(document::Read::Cassette(cassette)) => {
-            let mut findings = Vec::new();
-            messages::shapes(&cassette, config, &mut findings);
-            messages::pairing(&cassette, &mut findings);
-            messages::tool_arguments(&cassette, &mut findings);
-            messages::tool_results(&cassette, &mut findings);
-            structure::duplicates(&cassette, &mut findings);
-            structure::contradictions(&cassette, &mut findings);
-            structure::no_success(&cassette, &mut findings);
-            structure::one_era(&cassette, &mut findings);
-            let version = cassette
-                .protocol
-                .version
-                .as_deref()
-                .filter(|v| crate::schema::VERSIONS.contains(v));
-            structure::cases(&cassette, version, &mut findings);
-            secrets::scan_text(text, &config.redactor, &mut findings);
+            // The secrets scan reads the text, every other check the parsed
+            // cassette: a big file is read both ways at once.
+            let split = crate::parallel::threads_for(text.len(), TEXT_PER_THREAD) > 1;
+            let (secrets, mut findings) = crate::parallel::join(
+                split,
+                || {
+                    let mut findings = Vec::new();
+                    secrets::scan_text(text, &config.redactor, &mut findings);
+                    findings
+                },
+                || message_checks(&cassette, config),
+            );
+            findings.extend(secrets);
             if !findings.is_empty() {
                 let lines = Lines::index(text);
                 for finding in &mut findings {
@@ -143,5 +140,82 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
     FileReport {
         path: path.into(),
         findings,
+    }
+}
+
+/// The checks of a cassette read from its parsed form, message by message
+/// and as a whole.
+fn message_checks(cassette: &crate::cassette::Cassette, config: &CheckConfig) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    messages::shapes(cassette, config, &mut findings);
+    messages::pairing(cassette, &mut findings);
+    messages::tool_arguments(cassette, &mut findings);
+    messages::tool_results(cassette, &mut findings);
+    structure::duplicates(cassette, &mut findings);
+    structure::contradictions(cassette, &mut findings);
+    structure::no_success(cassette, &mut findings);
+    structure::one_era(cassette, &mut findings);
+    let version = cassette
+        .protocol
+        .version
+        .as_deref()
+        .filter(|v| crate::schema::VERSIONS.contains(v));
+    structure::cases(cassette, version, &mut findings);
+    findings
+}
+
+/// Bytes of cassette text below which `check` reads it one way at a time.
+const TEXT_PER_THREAD: usize = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_big_cassette_read_both_ways_at_once_reports_what_each_way_finds() {
+        let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+        let call = |n: usize| {
+            format!(
+                r#"{{"request": {{"jsonrpc": "2.0", "id": {n}, "method": "tools/list"}},
+                "response": {{"jsonrpc": "2.0", "id": {n}, "result": {{"tools": [], "note": "{}"}}}}}}"#,
+                "x".repeat(200)
+            )
+        };
+        let mut interactions: Vec<String> = (1..12_000).map(call).collect();
+        // A secret, for the text scan; an answer paired with no request
+        // (its id is another's), for the checks of the parsed cassette.
+        interactions[5_000] = interactions[5_000].replace(&"x".repeat(200), token);
+        interactions[9_000] = interactions[9_000].replace(
+            r#""jsonrpc": "2.0", "id": 9001, "result""#,
+            r#""jsonrpc": "2.0", "id": 1, "result""#,
+        );
+        let text = format!(
+            r#"{{"format_version": 1, "recorded_at": "2026-01-01T00:00:00Z",
+            "transport": {{"kind": "stdio", "command": ["s"]}},
+            "protocol": {{"era": "legacy", "version": "2025-11-25"}},
+            "interactions": [{}]}}"#,
+            interactions.join(",\n")
+        );
+        assert!(text.len() > 2 * TEXT_PER_THREAD, "big enough to split");
+        let report = check_text(Path::new("big.json"), &text, &CheckConfig::default());
+        let at = |code: Code| {
+            report
+                .findings
+                .iter()
+                .filter(|f| f.code == code)
+                .map(|f| f.pointer.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            at(Code::LikelySecret),
+            ["/interactions/5000/response/result/note"]
+        );
+        let paired: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.pointer.starts_with("/interactions/9000"))
+            .map(|f| f.code)
+            .collect();
+        assert!(paired.contains(&Code::Unpaired), "{:?}", report.findings);
     }
 }
