@@ -55,6 +55,8 @@ struct Plan {
     serial: Load,
     /// 64 requests in flight (64 client tasks): warm-up, then measured.
     concurrent: Load,
+    /// Lengths of the long recordings whose peak memory is measured.
+    recordings: &'static [usize],
 }
 
 const FULL: Plan = Plan {
@@ -69,6 +71,7 @@ const FULL: Plan = Plan {
         warmup: 2_000,
         measured: 20_000,
     },
+    recordings: &[10_000, 100_000],
 };
 
 const QUICK: Plan = Plan {
@@ -83,6 +86,7 @@ const QUICK: Plan = Plan {
         warmup: 100,
         measured: 1_000,
     },
+    recordings: &[1_000],
 };
 
 static PLAN: OnceLock<&'static Plan> = OnceLock::new();
@@ -104,8 +108,10 @@ const MEASURE_LIMIT: Duration = Duration::from_secs(6);
 /// The recording of the replayed cassette stops after this long; replay
 /// sessions then send no more calls than it holds.
 const RECORDING_LIMIT: Duration = Duration::from_secs(20);
+/// A long recording stops sending after this long; the report flags it.
+const LONG_RECORDING_LIMIT: Duration = Duration::from_secs(240);
 /// The whole bench gives up after this long.
-const DEADLINE: Duration = Duration::from_secs(600);
+const DEADLINE: Duration = Duration::from_secs(900);
 /// How long a child gets to exit once signalled.
 const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How much of a failed child's stderr an error quotes, in characters.
@@ -152,9 +158,12 @@ fn run() -> io::Result<()> {
     let cassette = record_cassette(&env)?;
     progress("comparing live, bare relay, record, floor and replay");
     let comparison = compare(&env, &cassette)?;
+    progress("recording long sessions for the recorder's peak memory");
+    let recordings = recording_memory(&env)?;
     let report = Report {
         cassette,
         comparison,
+        recordings,
     };
     println!("{}", report.markdown(started.elapsed()));
     Ok(())
@@ -758,6 +767,54 @@ fn record_cassette(env: &Env) -> io::Result<Recorded> {
     })
 }
 
+/// One long recording through the proxy: how many calls, how fast, the
+/// recorder's peak memory over its whole life (the session and the final
+/// write), and the cassette's size.
+struct RecordingRow {
+    calls: usize,
+    rate: f64,
+    rss: u64,
+    bytes: u64,
+    cut_short: bool,
+}
+
+/// `record --upstream` in front of the live server for each of the plan's
+/// session lengths, 64 calls in flight, each call distinct.
+fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
+    plan()
+        .recordings
+        .iter()
+        .map(|&calls| {
+            let path = env.scratch_file("long", "json");
+            let live = env.live()?;
+            let record = env.record(&live, &path)?;
+            let load = Load {
+                depth: plan().concurrent.depth,
+                warmup: 0,
+                measured: calls,
+            };
+            let sample = drive(&record.url, load, calls, LONG_RECORDING_LIMIT)
+                .map_err(|e| record.failure(format!("failed: {e}")))?;
+            kill(Pid::from_raw(record.child.id() as i32), Signal::SIGINT)
+                .map_err(io::Error::other)?;
+            let (status, rss) = common::wait_measured(record.child.id())?;
+            if status != 0 {
+                return Err(record.failure(format!("exited with wait status {status}")));
+            }
+            live.stop(Signal::SIGINT)?;
+            let bytes = std::fs::metadata(&path)?.len();
+            std::fs::remove_file(&path)?;
+            Ok(RecordingRow {
+                calls: sample.latencies.len(),
+                rate: sample.rate,
+                rss,
+                bytes,
+                cut_short: sample.cut_short || sample.latencies.len() < calls,
+            })
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------
 // Statistics
 // ---------------------------------------------------------------------------
@@ -1016,9 +1073,18 @@ mod floor {
 // The report
 // ---------------------------------------------------------------------------
 
+/// The most a recording may hold at any length, in MiB.
+const RECORDING_RSS_MIB: f64 = 64.0;
+
+/// Bytes in MiB.
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1 << 20) as f64
+}
+
 struct Report {
     cassette: Recorded,
     comparison: Comparison,
+    recordings: Vec<RecordingRow>,
 }
 
 impl Report {
@@ -1044,6 +1110,7 @@ impl Report {
         out += &self.summary_table();
         out += &self.comparison_table();
         out += &self.cassette_line();
+        out += &self.recording_table();
         out += &self.warnings();
         out += &self.targets_table();
         out
@@ -1110,15 +1177,39 @@ impl Report {
         )
     }
 
+    fn recording_table(&self) -> String {
+        let mut out = format!(
+            "\n#### Recording long sessions over HTTP ({} in flight)\n\n\
+             | calls | requests/s | record's peak RSS (MiB) | cassette (MiB) |\n\
+             |---:|---:|---:|---:|\n",
+            plan().concurrent.depth
+        );
+        for row in &self.recordings {
+            let mark = if row.cut_short { " ‡" } else { "" };
+            out += &format!(
+                "| {}{mark} | {:.0} | {:.1} | {:.1} |\n",
+                row.calls,
+                row.rate,
+                mib(row.rss),
+                mib(row.bytes)
+            );
+        }
+        out
+    }
+
     /// Notes on figures that are not what they seem.
     fn warnings(&self) -> String {
         let mut out = String::new();
-        if self.comparison.rows.iter().any(|(_, _, s)| s.cut_short) {
+        if self.comparison.rows.iter().any(|(_, _, s)| s.cut_short)
+            || self.recordings.iter().any(|r| r.cut_short)
+        {
             out += &format!(
-                "\n‡ Cut short: a measured phase stops after {} s (a warm-up after {} s), \
-                 or when the recorded cassette has no more distinct calls.\n",
+                "\n‡ Cut short: a measured phase stops after {} s (a warm-up after {} s, \
+                 a long recording after {} s), or when the recorded cassette has no more \
+                 distinct calls.\n",
                 MEASURE_LIMIT.as_secs_f64(),
-                WARMUP_LIMIT.as_secs_f64()
+                WARMUP_LIMIT.as_secs_f64(),
+                LONG_RECORDING_LIMIT.as_secs_f64()
             );
         }
         let stalled: Vec<String> = self
@@ -1175,6 +1266,18 @@ impl Report {
             out += &format!(
                 "| {figure} throughput, {deep} in flight | {ratio:.2}× ({rate:.0} vs {base:.0} \
                  req/s) | {target} | {verdict} |\n"
+            );
+        }
+        for row in &self.recordings {
+            let rss = mib(row.rss);
+            let verdict = if rss <= RECORDING_RSS_MIB {
+                "PASS"
+            } else {
+                "MISS"
+            };
+            out += &format!(
+                "| record's peak RSS, {} calls | {rss:.1} MiB | ≤ {RECORDING_RSS_MIB} MiB | {verdict} |\n",
+                row.calls
             );
         }
         out

@@ -647,7 +647,7 @@ impl Session {
             ..
         } = self;
         drop(stdin.into_inner().map_err(|e| e.into_error())?);
-        let (status, rss) = wait_measured(child.id())?;
+        let (status, rss) = common::wait_measured(child.id())?;
         drop(stdout);
         if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
             return Err(failure(
@@ -1015,7 +1015,7 @@ fn peak(mut command: Command, input: &[u8]) -> io::Result<(Duration, u64)> {
         let mut stdin = child.stdin.take().expect("piped");
         stdin.write_all(input)?;
     }
-    let (status, rss) = wait_measured(child.id())?;
+    let (status, rss) = common::wait_measured(child.id())?;
     let took = started.elapsed();
     if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
         return Err(io::Error::other(format!(
@@ -1023,22 +1023,6 @@ fn peak(mut command: Command, input: &[u8]) -> io::Result<(Duration, u64)> {
         )));
     }
     Ok((took, rss))
-}
-
-/// Waits for child `pid` to exit: its wait status, and its peak resident
-/// set size in bytes.
-fn wait_measured(pid: u32) -> io::Result<(i32, u64)> {
-    let pid = pid as nix::libc::pid_t;
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data that wait4 fills in; the child is
-    // ours and not waited for elsewhere.
-    let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
-    if waited != pid {
-        return Err(io::Error::last_os_error());
-    }
-    // ru_maxrss is in KiB on Linux.
-    Ok((status, usage.ru_maxrss as u64 * 1024))
 }
 
 /// One long recording: how many calls, how fast, the recorder's peak

@@ -7,6 +7,9 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
+/// Names an `mcpcassette` binary to measure instead of this tree's.
+pub const BINARY_VAR: &str = "MCPCASSETTE_BENCH_BINARY";
+
 /// Builds the binaries and examples with the bench profile (release
 /// settings, same output folder, so nothing is built twice); returns the
 /// `mcpcassette` binary and the example named `example`.
@@ -48,8 +51,18 @@ pub fn build(example: &str) -> io::Result<(PathBuf, PathBuf)> {
         return Err(io::Error::other(format!("cargo build failed: {status}")));
     }
     // Cargo builds the binary before running a bench and names it here.
-    let mcpcassette = PathBuf::from(env!("CARGO_BIN_EXE_mcpcassette"));
-    let profile_dir = mcpcassette.parent().expect("a binary lives in a folder");
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_mcpcassette"));
+    let profile_dir = built.parent().expect("a binary lives in a folder");
+    // Another build to measure instead (an earlier commit's, for a
+    // before/after in one run); the examples and baselines stay these.
+    let mcpcassette = match std::env::var_os(BINARY_VAR) {
+        Some(other) => {
+            let other = PathBuf::from(other);
+            eprintln!("measuring {} ({BINARY_VAR})", other.display());
+            other
+        }
+        None => built.clone(),
+    };
     let example = profile_dir.join("examples").join(example);
     if !example.exists() {
         let missing = example.display();
@@ -99,4 +112,20 @@ pub fn machine() -> String {
         "Machine: {cpu}, {cores} cores available, Linux {}.\n\n",
         kernel.trim()
     )
+}
+
+/// Waits for child `pid` to exit: its wait status, and its peak resident
+/// set size in bytes.
+pub fn wait_measured(pid: u32) -> io::Result<(i32, u64)> {
+    let pid = pid as nix::libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that wait4 fills in; the child is
+    // ours and not waited for elsewhere.
+    let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { nix::libc::wait4(pid, &mut status, 0, &mut usage) };
+    if waited != pid {
+        return Err(io::Error::last_os_error());
+    }
+    // ru_maxrss is in KiB on Linux.
+    Ok((status, usage.ru_maxrss as u64 * 1024))
 }

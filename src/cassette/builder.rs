@@ -221,11 +221,13 @@ impl Builder {
     }
 
     /// Lets a [`hold`](Self::hold) go: the interaction settles as soon as
-    /// nothing else keeps it.
-    pub fn release(&mut self, index: usize) {
-        if self.held.remove(&index) {
+    /// nothing else keeps it. Whether it was held.
+    pub fn release(&mut self, index: usize) -> bool {
+        let held = self.held.remove(&index);
+        if held {
             self.try_settle(index);
         }
+        held
     }
 
     /// Gives up on a request whose answer ended without a response (an HTTP
@@ -1207,7 +1209,8 @@ mod tests {
         // Answered and followed, 1 would have settled; 0 is held.
         assert!(builder.http_mut(1).is_none(), "not held: settled");
         builder.http_mut(0).expect("held: still revisable").status = 200;
-        builder.release(0);
+        assert!(builder.release(0));
+        assert!(!builder.release(0), "released once");
         assert!(builder.http_mut(0).is_none(), "released: settled");
         let cassette = builder.finish();
         assert_eq!(cassette.interactions.len(), 3);

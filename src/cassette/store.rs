@@ -325,10 +325,23 @@ struct JournalHeader {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum JournalEntry {
-    Message { dir: Direction, msg: Value },
-    Exchange { http: usize, exchange: HttpExchange },
-    Behaviour { behaviour: HttpEndpointBehaviour },
-    Released { released: usize },
+    Message {
+        dir: Direction,
+        msg: Value,
+    },
+    Exchange {
+        http: usize,
+        exchange: HttpExchange,
+        /// Final: the interaction is released with it.
+        #[serde(default)]
+        released: bool,
+    },
+    Behaviour {
+        behaviour: HttpEndpointBehaviour,
+    },
+    Released {
+        released: usize,
+    },
 }
 
 /// An append-only log of the messages of a recording in progress. Each
@@ -415,7 +428,19 @@ impl Journal {
         self.write_line(&serde_json::json!({"http": index, "exchange": exchange}))
     }
 
-    /// Appends that interaction `index`'s exchange will not change again.
+    /// Appends how interaction `index` travelled, final: it will not
+    /// change again (the POST that opened it and its answer are over).
+    pub fn append_final_exchange(
+        &mut self,
+        index: usize,
+        exchange: &HttpExchange,
+    ) -> Result<(), CassetteError> {
+        self.write_line(&serde_json::json!({"http": index, "exchange": exchange, "released": true}))
+    }
+
+    /// Appends that interaction `index`'s exchange will not change again,
+    /// for one whose POST ended without a final exchange (a client gone, an
+    /// upstream unreachable).
     pub fn append_released(&mut self, index: usize) -> Result<(), CassetteError> {
         self.write_line(&serde_json::json!({ "released": index }))
     }
@@ -606,7 +631,11 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
                     builder.hold(opened);
                 }
             }
-            Ok(JournalEntry::Exchange { http, exchange }) => {
+            Ok(JournalEntry::Exchange {
+                http,
+                exchange,
+                released,
+            }) => {
                 let challenge = exchange.auth_challenge;
                 if let Some(recorded) = builder.http_mut(http) {
                     *recorded = exchange;
@@ -614,9 +643,14 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
                 if challenge {
                     builder.unanswered_at(http);
                 }
+                if released {
+                    builder.release(http);
+                }
             }
             Ok(JournalEntry::Behaviour { behaviour: latest }) => behaviour = Some(latest),
-            Ok(JournalEntry::Released { released }) => builder.release(released),
+            Ok(JournalEntry::Released { released }) => {
+                builder.release(released);
+            }
             Err(_) if !complete => skipped.push(SkippedLine {
                 line: number,
                 reason: SkipReason::CutShort,
