@@ -67,7 +67,7 @@ impl Rules {
     /// when the rules reshape the method's params, or the text is not plain
     /// enough to be its own canonical form ([`json::canonical_text`]), for
     /// the caller to parse instead.
-    pub fn key_from_text(&self, kind: MessageKind, message: &RawMessage) -> Option<Key> {
+    pub(crate) fn key_from_text(&self, kind: MessageKind, message: &RawMessage) -> Option<Key> {
         if message.has_escapes() {
             return None;
         }
