@@ -169,7 +169,9 @@ impl IndexMut<usize> for Interactions {
 
 impl Spill {
     fn write(&mut self, index: usize, interaction: &Interaction) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(interaction).map_err(std::io::Error::other)?;
+        // Messages as their compact text: read back, they are that text.
+        let mut line = crate::json::serialize_as_text(|| serde_json::to_vec(interaction))
+            .map_err(std::io::Error::other)?;
         line.push(b'\n');
         let len = u32::try_from(line.len()).map_err(std::io::Error::other)?;
         self.file.write_all(&line)?;

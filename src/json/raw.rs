@@ -430,10 +430,39 @@ impl fmt::Display for RawMessage {
 }
 
 impl Serialize for RawMessage {
-    /// As the tree, so that a pretty printer indents it like the rest.
+    /// As the tree, so that a pretty printer indents it like the rest; as
+    /// its text while a recording writes its spill (`serialize_as_text`).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if AS_TEXT.get() {
+            // Checked as serde_json checks any text it is handed (a skip,
+            // no tree), then written as it is.
+            let raw: &RawValue =
+                serde_json::from_str(&self.text).map_err(serde::ser::Error::custom)?;
+            return raw.serialize(serializer);
+        }
         self.with(|value| value.serialize(serializer))
     }
+}
+
+thread_local! {
+    /// Whether messages serialise as their text on this thread.
+    static AS_TEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `serialize` with every [`RawMessage`] written as its compact text
+/// rather than through its tree: for compact output with serde_json (a
+/// recording's spill lines), where a message then costs a copy instead of
+/// a parse and a print. Other serializers see serde_json's raw-value form.
+pub(crate) fn serialize_as_text<R>(serialize: impl FnOnce() -> R) -> R {
+    /// Puts the flag back however `serialize` ends.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            AS_TEXT.set(self.0);
+        }
+    }
+    let _restore = Restore(AS_TEXT.replace(true));
+    serialize()
 }
 
 impl<'de> Deserialize<'de> for RawMessage {
@@ -572,6 +601,21 @@ mod tests {
         assert_eq!(escaped.member("id"), Some(serde_json::json!(1)));
         let array: RawMessage = serde_json::from_str(r#"[{"id":1}]"#).unwrap();
         assert!(!array.has_member("id") && !array.is_object());
+    }
+
+    #[test]
+    fn serialised_as_text_a_message_is_its_compact_text() {
+        let message: RawMessage =
+            serde_json::from_str("{ \"b\": [1, 2.50], \"a\": \"\\u00e9\" }").unwrap();
+        let wrapped = serde_json::json!({"m": 1});
+        let as_text = serialize_as_text(|| serde_json::to_string(&(&message, &wrapped)).unwrap());
+        assert_eq!(as_text, r#"[{"b":[1,2.50],"a":"\u00e9"},{"m":1}]"#);
+        assert!(message.tree.get().is_none(), "no tree was built");
+        // Outside, through the tree, as before.
+        assert_eq!(
+            serde_json::to_string(&message).unwrap(),
+            r#"{"b":[1,2.5],"a":"é"}"#
+        );
     }
 
     proptest! {
