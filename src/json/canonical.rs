@@ -159,13 +159,7 @@ mod tests {
             (-1000i64..1000).prop_map(Value::from),
             "[ !#a_é]{0,4}".prop_map(Value::from),
         ];
-        leaf.prop_recursive(4, 40, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map("[ !#a_é]{0,3}", inner, 0..4)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
+        crate::json::strategy::json_tree(leaf, "[ !#a_é]{0,3}")
     }
 
     proptest! {

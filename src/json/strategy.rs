@@ -15,10 +15,20 @@ pub(crate) fn json_value() -> impl Strategy<Value = Value> {
             .prop_map(Value::from),
         "[ a\"\\\\\n\té/{}:,]{0,6}".prop_map(Value::from),
     ];
-    leaf.prop_recursive(4, 40, 4, |inner| {
+    json_tree(leaf, "[ a\"\\\\:é]{0,3}")
+}
+
+/// JSON a few levels deep over `leaf`: arrays and objects of up to three
+/// members, their keys drawn from the regex `keys`. Each property picks the
+/// leaves and keys that exercise what it tests.
+pub(crate) fn json_tree(
+    leaf: impl Strategy<Value = Value> + 'static,
+    keys: &'static str,
+) -> impl Strategy<Value = Value> {
+    leaf.prop_recursive(4, 40, 4, move |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[ a\"\\\\:é]{0,3}", inner, 0..4)
+            prop::collection::btree_map(keys, inner, 0..4)
                 .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })

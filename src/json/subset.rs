@@ -316,13 +316,7 @@ mod tests {
                 .prop_map(Value::from),
             "[a-c/~]{0,3}".prop_map(Value::from),
         ];
-        leaf.prop_recursive(4, 40, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map("[a-c/~]{0,2}", inner, 0..4)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
+        crate::json::strategy::json_tree(leaf, "[a-c/~]{0,2}")
     }
 
     /// Drops object members where `keep` says so: always a subset.
