@@ -774,6 +774,8 @@ struct RecordingRow {
     calls: usize,
     rate: f64,
     rss: u64,
+    /// The recorder's CPU time over its whole life (the final write too).
+    cpu: Duration,
     bytes: u64,
     cut_short: bool,
 }
@@ -797,7 +799,8 @@ fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
                 .map_err(|e| record.failure(format!("failed: {e}")))?;
             kill(Pid::from_raw(record.child.id() as i32), Signal::SIGINT)
                 .map_err(io::Error::other)?;
-            let (status, rss) = common::wait_measured(record.child.id())?;
+            let exited = common::wait_measured(record.child.id())?;
+            let status = exited.status;
             if status != 0 {
                 return Err(record.failure(format!("exited with wait status {status}")));
             }
@@ -807,7 +810,8 @@ fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
             Ok(RecordingRow {
                 calls: sample.latencies.len(),
                 rate: sample.rate,
-                rss,
+                rss: exited.peak_rss,
+                cpu: exited.cpu,
                 bytes,
                 cut_short: sample.cut_short || sample.latencies.len() < calls,
             })
@@ -1180,16 +1184,17 @@ impl Report {
     fn recording_table(&self) -> String {
         let mut out = format!(
             "\n#### Recording long sessions over HTTP ({} in flight)\n\n\
-             | calls | requests/s | record's peak RSS (MiB) | cassette (MiB) |\n\
-             |---:|---:|---:|---:|\n",
+             | calls | requests/s | record's CPU per call (µs) | record's peak RSS (MiB) | cassette (MiB) |\n\
+             |---:|---:|---:|---:|---:|\n",
             plan().concurrent.depth
         );
         for row in &self.recordings {
             let mark = if row.cut_short { " ‡" } else { "" };
             out += &format!(
-                "| {}{mark} | {:.0} | {:.1} | {:.1} |\n",
+                "| {}{mark} | {:.0} | {:.1} | {:.1} | {:.1} |\n",
                 row.calls,
                 row.rate,
+                row.cpu.as_secs_f64() * 1e6 / row.calls.max(1) as f64,
                 mib(row.rss),
                 mib(row.bytes)
             );

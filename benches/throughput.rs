@@ -636,9 +636,9 @@ impl Session {
         self.close_measured().map(|_| ())
     }
 
-    /// Closes stdin and waits for a clean exit: the process's peak
-    /// resident set size, in bytes, over its whole life.
-    fn close_measured(self) -> io::Result<u64> {
+    /// Closes stdin and waits for a clean exit: what the process's whole
+    /// life cost.
+    fn close_measured(self) -> io::Result<common::Exited> {
         let Session {
             child,
             stdin,
@@ -647,15 +647,16 @@ impl Session {
             ..
         } = self;
         drop(stdin.into_inner().map_err(|e| e.into_error())?);
-        let (status, rss) = common::wait_measured(child.id())?;
+        let exited = common::wait_measured(child.id())?;
         drop(stdout);
+        let status = exited.status;
         if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
             return Err(failure(
                 &stderr,
                 format!("the server exited with wait status {status}"),
             ));
         }
-        Ok(rss)
+        Ok(exited)
     }
 }
 
@@ -1015,7 +1016,11 @@ fn peak(mut command: Command, input: &[u8]) -> io::Result<(Duration, u64)> {
         let mut stdin = child.stdin.take().expect("piped");
         stdin.write_all(input)?;
     }
-    let (status, rss) = common::wait_measured(child.id())?;
+    let common::Exited {
+        status,
+        peak_rss: rss,
+        ..
+    } = common::wait_measured(child.id())?;
     let took = started.elapsed();
     if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
         return Err(io::Error::other(format!(
@@ -1031,6 +1036,9 @@ struct RecordingRow {
     calls: u64,
     rate: f64,
     rss: u64,
+    /// CPU time of the recorder over its whole life (with the server it
+    /// started, which it reaps).
+    cpu: std::time::Duration,
     bytes: u64,
 }
 
@@ -1047,13 +1055,14 @@ fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
             // Distinct calls: a key count coprime with the stride.
             let keys = Keys::new(calls + 1);
             let sample = session.phase(calls as usize, depth, keys)?;
-            let rss = session.close_measured()?;
+            let exited = session.close_measured()?;
             let bytes = std::fs::metadata(&cassette)?.len();
             std::fs::remove_file(&cassette)?;
             Ok(RecordingRow {
                 calls,
                 rate: sample.rate,
-                rss,
+                rss: exited.peak_rss,
+                cpu: exited.cpu,
                 bytes,
             })
         })
@@ -1192,14 +1201,16 @@ impl Report {
     fn recording_table(&self) -> String {
         let mut out = format!(
             "### Recording long sessions ({} in flight)\n\n\
-             | calls | requests/s | recorder's peak RSS | cassette |\n|---:|---:|---:|---:|\n",
+             | calls | requests/s | recorder's CPU per call (µs) | recorder's peak RSS | cassette |\n\
+             |---:|---:|---:|---:|---:|\n",
             plan().pipelined.depth
         );
         for row in &self.recording {
             out += &format!(
-                "| {} | {:.0} | {} | {} |\n",
+                "| {} | {:.0} | {:.1} | {} | {} |\n",
                 thousands(row.calls),
                 row.rate,
+                row.cpu.as_secs_f64() * 1e6 / row.calls.max(1) as f64,
                 size(row.rss),
                 size(row.bytes)
             );

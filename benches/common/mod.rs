@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
+use std::time::Duration;
 
 /// Names an `mcpcassette` binary to measure instead of this tree's.
 pub const BINARY_VAR: &str = "MCPCASSETTE_BENCH_BINARY";
@@ -114,9 +115,19 @@ pub fn machine() -> String {
     )
 }
 
-/// Waits for child `pid` to exit: its wait status, and its peak resident
-/// set size in bytes.
-pub fn wait_measured(pid: u32) -> io::Result<(i32, u64)> {
+/// What a child's life cost, from `wait4`.
+pub struct Exited {
+    /// The wait status.
+    pub status: i32,
+    /// Peak resident set size, in bytes.
+    pub peak_rss: u64,
+    /// User plus system CPU time: what it cost, whatever the machine's
+    /// other load did to its wall-clock rate.
+    pub cpu: Duration,
+}
+
+/// Waits for child `pid` to exit, and reports what its life cost.
+pub fn wait_measured(pid: u32) -> io::Result<Exited> {
     let pid = pid as nix::libc::pid_t;
     let mut status = 0;
     // SAFETY: `rusage` is plain data that wait4 fills in; the child is
@@ -126,6 +137,13 @@ pub fn wait_measured(pid: u32) -> io::Result<(i32, u64)> {
     if waited != pid {
         return Err(io::Error::last_os_error());
     }
-    // ru_maxrss is in KiB on Linux.
-    Ok((status, usage.ru_maxrss as u64 * 1024))
+    let time = |t: nix::libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    Ok(Exited {
+        status,
+        // ru_maxrss is in KiB on Linux.
+        peak_rss: usage.ru_maxrss as u64 * 1024,
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
+    })
 }

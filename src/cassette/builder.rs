@@ -415,7 +415,8 @@ impl Builder {
         let token = self.interactions[index]
             .client
             .raw()
-            .with(|m| jsonrpc::progress_token(m).map(jsonrpc::id_key));
+            .meta_member("progressToken")
+            .map(|token| jsonrpc::id_key(&token));
         if let Some(token) = token {
             self.progress.remove(&token);
         }
@@ -673,7 +674,8 @@ fn describes(interaction: &Interaction) -> (bool, bool) {
         && interaction
             .client
             .raw()
-            .with(|m| protocol::declared_version(m).is_some());
+            .meta_member(protocol::META_PROTOCOL_VERSION)
+            .is_some_and(|version| version.is_string());
     (handshake, declares)
 }
 

@@ -138,6 +138,17 @@ impl RawMessage {
         last_member(params, "_meta").map(parse)
     }
 
+    /// `params._meta[key]`, parsed alone: the builder reads progress
+    /// tokens and declared versions off every request, and a tree each
+    /// time would cost a parse of the whole message.
+    pub(crate) fn meta_member(&self, key: &str) -> Option<Value> {
+        if self.has_escapes() {
+            return self.with(|v| v.get("params")?.get("_meta")?.get(key).cloned());
+        }
+        let meta = last_member(self.member_text("params")?, "_meta")?;
+        last_member(meta, key).map(parse)
+    }
+
     /// Whether it is a JSON object.
     pub fn is_object(&self) -> bool {
         self.text.starts_with('{')
@@ -536,6 +547,23 @@ mod tests {
     }
 
     #[test]
+    fn meta_members_are_read_without_a_tree() {
+        let token = |text: &str| {
+            let message: RawMessage = serde_json::from_str(text).unwrap();
+            let found = message.meta_member("progressToken");
+            (found, message.tree.get().is_some())
+        };
+        let read = r#"{"method":"m","params":{"_meta":{"progressToken":"p1"},"a":1}}"#;
+        assert_eq!(token(read), (Some(json!("p1")), false));
+        assert_eq!(token(r#"{"params":{"a":{"_meta":1}}}"#), (None, false));
+        assert_eq!(token(r#"{"params":[1]}"#), (None, false));
+        assert_eq!(token(r#"{"method":"m"}"#), (None, false));
+        // Duplicate keys: the last one counts, as in the tree.
+        let twice = r#"{"params":{"_meta":{"progressToken":1,"progressToken":2}}}"#;
+        assert_eq!(token(twice), (Some(json!(2)), false));
+    }
+
+    #[test]
     fn the_method_is_found_without_a_tree() {
         let method = |text: &str| {
             let message: RawMessage = serde_json::from_str(text).unwrap();
@@ -634,6 +662,20 @@ mod tests {
             }
         }
 
+        /// Whatever the message, `meta_member` agrees with the tree.
+        #[test]
+        fn meta_members_agree_with_the_tree(
+            value in super::super::strategy::json_value(),
+            key in "[a/\"\\\\é]{0,3}",
+        ) {
+            let message = serde_json::json!({
+                "x": value.clone(),
+                "params": {"y": value.clone(), "_meta": {"z": value.clone(), key.clone(): value}},
+            });
+            let raw = RawMessage::from(&message);
+            let expected = message.pointer(&format!("/params/_meta/{}", key.replace('~', "~0").replace('/', "~1")));
+            prop_assert_eq!(raw.meta_member(&key), expected.cloned());
+        }
 
         /// Pretty or compact, any value's text compacts to the same value.
         #[test]
