@@ -119,6 +119,9 @@ const STDERR_TAIL: usize = 2_000;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == common::MEASURE_FLAG) {
+        return helper("launcher", common::launch(&args[at + 1..]));
+    }
     if let Some(at) = args.iter().position(|a| a == RELAY_FLAG) {
         let upstream = args.get(at + 1).map_or("", String::as_str);
         return helper("relay", relay::serve(upstream));
@@ -355,6 +358,29 @@ impl Env {
 
     /// `mcpcassette record` in front of `upstream`, writing `cassette`.
     fn record(&self, upstream: &Server, cassette: &Path) -> io::Result<Server> {
+        Server::spawn(
+            "mcpcassette record",
+            self.record_command(upstream, cassette),
+            self.scratch_file("record", "log"),
+        )
+    }
+
+    /// [`record`](Self::record) through a launcher that writes what its
+    /// life cost to `report` (see [`common::measured`]).
+    fn record_measured(
+        &self,
+        upstream: &Server,
+        cassette: &Path,
+        report: &Path,
+    ) -> io::Result<Server> {
+        Server::spawn(
+            "mcpcassette record",
+            common::measured(&self.record_command(upstream, cassette), report)?,
+            self.scratch_file("record", "log"),
+        )
+    }
+
+    fn record_command(&self, upstream: &Server, cassette: &Path) -> Command {
         let mut command = Command::new(&self.mcpcassette);
         command.arg("record").arg("--cassette").arg(cassette).args([
             "--upstream",
@@ -362,11 +388,7 @@ impl Env {
             "--listen",
             "127.0.0.1:0",
         ]);
-        Server::spawn(
-            "mcpcassette record",
-            command,
-            self.scratch_file("record", "log"),
-        )
+        command
     }
 
     /// `mcpcassette replay` of `cassette`.
@@ -789,7 +811,8 @@ fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
         .map(|&calls| {
             let path = env.scratch_file("long", "json");
             let live = env.live()?;
-            let record = env.record(&live, &path)?;
+            let report = env.scratch_file("exited", "txt");
+            let mut record = env.record_measured(&live, &path, &report)?;
             let load = Load {
                 depth: plan().concurrent.depth,
                 warmup: 0,
@@ -799,9 +822,10 @@ fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
                 .map_err(|e| record.failure(format!("failed: {e}")))?;
             kill(Pid::from_raw(record.child.id() as i32), Signal::SIGINT)
                 .map_err(io::Error::other)?;
-            let exited = common::wait_measured(record.child.id())?;
-            let status = exited.status;
-            if status != 0 {
+            record.child.wait()?;
+            let exited = common::read_report(&report)?;
+            if !exited.succeeded() {
+                let status = exited.status;
                 return Err(record.failure(format!("exited with wait status {status}")));
             }
             live.stop(Signal::SIGINT)?;

@@ -98,6 +98,9 @@ const DEADLINE: Duration = Duration::from_secs(900);
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == common::MEASURE_FLAG) {
+        return helper("launcher", common::launch(&args[at + 1..]));
+    }
     if args.iter().any(|a| a == FLOOR_FLAG) {
         return helper("floor server", floor::serve());
     }
@@ -538,6 +541,9 @@ struct Session {
     stdin: BufWriter<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: PathBuf,
+    /// Where its launcher reports what its life cost, when it was started
+    /// through one ([`Session::start_measured`]).
+    report: Option<PathBuf>,
     next_id: u64,
     calls: u64,
 }
@@ -546,8 +552,24 @@ impl Session {
     /// Starts `target` and completes the `initialize` handshake; also
     /// returns the time from spawn to the `initialize` answer.
     fn start(env: &Env, target: &Target) -> io::Result<(Self, Duration)> {
+        Session::start_with(env, env.command(target), None)
+    }
+
+    /// [`start`](Self::start), through a launcher, so that
+    /// [`close_measured`](Self::close_measured) reports the target's own
+    /// peak memory (see [`common::measured`]).
+    fn start_measured(env: &Env, target: &Target) -> io::Result<(Self, Duration)> {
+        let report = env.scratch_file("exited", "txt");
+        let command = common::measured(&env.command(target), &report)?;
+        Session::start_with(env, command, Some(report))
+    }
+
+    fn start_with(
+        env: &Env,
+        mut command: Command,
+        report: Option<PathBuf>,
+    ) -> io::Result<(Self, Duration)> {
         let stderr = env.scratch_file("stderr", "log");
-        let mut command = env.command(target);
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -559,6 +581,7 @@ impl Session {
             stdout: BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped")),
             child,
             stderr,
+            report,
             next_id: 1,
             calls: 0,
         };
@@ -637,20 +660,27 @@ impl Session {
     }
 
     /// Closes stdin and waits for a clean exit: what the process's whole
-    /// life cost.
+    /// life cost (its peak memory is its own if it was started measured).
     fn close_measured(self) -> io::Result<common::Exited> {
         let Session {
-            child,
+            mut child,
             stdin,
             stdout,
             stderr,
+            report,
             ..
         } = self;
         drop(stdin.into_inner().map_err(|e| e.into_error())?);
-        let exited = common::wait_measured(child.id())?;
+        let exited = match report {
+            Some(report) => {
+                child.wait()?;
+                common::read_report(&report)?
+            }
+            None => common::wait_measured(child.id())?,
+        };
         drop(stdout);
         let status = exited.status;
-        if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
+        if !exited.succeeded() {
             return Err(failure(
                 &stderr,
                 format!("the server exited with wait status {status}"),
@@ -989,10 +1019,10 @@ fn memory(env: &Env) -> io::Result<Memory> {
     request.push(b'\n');
     let mut replay = Command::new(&env.mcpcassette);
     replay.arg("replay").arg(&path);
-    let (replay, replay_rss) = peak(replay, &request)?;
+    let (replay, replay_rss) = peak(env, &replay, &request)?;
     let mut check = Command::new(&env.mcpcassette);
     check.arg("check").arg(&path);
-    let (check, check_rss) = peak(check, b"")?;
+    let (check, check_rss) = peak(env, &check, b"")?;
     Ok(Memory {
         interactions,
         bytes,
@@ -1003,31 +1033,32 @@ fn memory(env: &Env) -> io::Result<Memory> {
     })
 }
 
-/// Runs `command` to its exit with `input` on its stdin: its wall time
-/// and peak resident set size in bytes. A failed run is an error.
-fn peak(mut command: Command, input: &[u8]) -> io::Result<(Duration, u64)> {
-    command
+/// Runs `command` to its exit with `input` on its stdin, through a
+/// launcher (see [`common::measured`]): its wall time and its own peak
+/// resident set size in bytes. A failed run is an error.
+fn peak(env: &Env, command: &Command, input: &[u8]) -> io::Result<(Duration, u64)> {
+    let report = env.scratch_file("exited", "txt");
+    let mut launched = common::measured(command, &report)?;
+    launched
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let started = Instant::now();
-    let mut child = command.spawn()?;
+    let mut child = launched.spawn()?;
     {
         let mut stdin = child.stdin.take().expect("piped");
         stdin.write_all(input)?;
     }
-    let common::Exited {
-        status,
-        peak_rss: rss,
-        ..
-    } = common::wait_measured(child.id())?;
+    child.wait()?;
     let took = started.elapsed();
-    if !nix::libc::WIFEXITED(status) || nix::libc::WEXITSTATUS(status) != 0 {
+    let exited = common::read_report(&report)?;
+    if !exited.succeeded() {
+        let status = exited.status;
         return Err(io::Error::other(format!(
             "{command:?} failed (wait status {status})"
         )));
     }
-    Ok((took, rss))
+    Ok((took, exited.peak_rss))
 }
 
 /// One long recording: how many calls, how fast, the recorder's peak
@@ -1051,7 +1082,8 @@ fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
         .iter()
         .map(|&calls| {
             let cassette = env.scratch_file("long", "json");
-            let (mut session, _) = Session::start(env, &Target::RecordInto(cassette.clone()))?;
+            let target = Target::RecordInto(cassette.clone());
+            let (mut session, _) = Session::start_measured(env, &target)?;
             // Distinct calls: a key count coprime with the stride.
             let keys = Keys::new(calls + 1);
             let sample = session.phase(calls as usize, depth, keys)?;

@@ -115,7 +115,12 @@ pub fn machine() -> String {
     )
 }
 
+/// Makes a bench binary the launcher of a measured child:
+/// `BENCH --measure REPORT -- PROGRAM ARGS...` (see [`measured`]).
+pub const MEASURE_FLAG: &str = "--measure";
+
 /// What a child's life cost, from `wait4`.
+#[derive(Debug, Clone, Copy)]
 pub struct Exited {
     /// The wait status.
     pub status: i32,
@@ -126,7 +131,120 @@ pub struct Exited {
     pub cpu: Duration,
 }
 
-/// Waits for child `pid` to exit, and reports what its life cost.
+impl Exited {
+    /// Whether it exited with status 0.
+    pub fn succeeded(&self) -> bool {
+        nix::libc::WIFEXITED(self.status) && nix::libc::WEXITSTATUS(self.status) == 0
+    }
+}
+
+/// `command`, started through a fresh launcher process (this bench
+/// binary with [`MEASURE_FLAG`]) that writes the command's [`Exited`] to
+/// `report` once it exits; read it with [`read_report`].
+///
+/// Why: on Linux, `exec` carries the old address space's peak into the
+/// new program's `ru_maxrss`, and a spawned child's old address space is
+/// its parent's. A child of the bench, once the bench has built a 46 MB
+/// cassette, reports at least the bench's own peak. The launcher is a
+/// fresh, small process, so the command's figure is its own, give or take
+/// the launcher's few MiB. Stdio passes through; SIGINT, SIGTERM and
+/// SIGHUP are forwarded to the command.
+pub fn measured(command: &Command, report: &Path) -> io::Result<Command> {
+    let mut launcher = Command::new(std::env::current_exe()?);
+    launcher
+        .arg(MEASURE_FLAG)
+        .arg(report)
+        .arg("--")
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => launcher.env(name, value),
+            None => launcher.env_remove(name),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        launcher.current_dir(dir);
+    }
+    Ok(launcher)
+}
+
+/// The report a launcher wrote (see [`measured`]), once it has exited.
+pub fn read_report(report: &Path) -> io::Result<Exited> {
+    let text = std::fs::read_to_string(report)?;
+    let fields: Vec<u64> = text
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(io::Error::other)?;
+    let [status, peak_rss, cpu_ns] = fields[..] else {
+        return Err(io::Error::other(format!(
+            "{}: not a launcher's report: {text:?}",
+            report.display()
+        )));
+    };
+    Ok(Exited {
+        status: status as i32,
+        peak_rss,
+        cpu: Duration::from_nanos(cpu_ns),
+    })
+}
+
+/// The launcher: `args` are what follows [`MEASURE_FLAG`]. Runs the
+/// command, forwards the signals that stop it, writes its report and
+/// exits as it did.
+pub fn launch(args: &[String]) -> io::Result<()> {
+    use nix::sys::signal::{SigSet, Signal, kill};
+    use std::os::unix::process::CommandExt;
+    const USAGE: &str = "usage: --measure REPORT -- PROGRAM ARGS...";
+    let [report, dashes, program, rest @ ..] = args else {
+        return Err(io::Error::other(USAGE));
+    };
+    if dashes != "--" {
+        return Err(io::Error::other(USAGE));
+    }
+    let mut forwarded = SigSet::empty();
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        forwarded.add(signal);
+    }
+    // Blocked here, so that the thread below takes them; unblocked in the
+    // command before it runs.
+    forwarded.thread_block().map_err(io::Error::other)?;
+    let mut command = Command::new(program);
+    command.args(rest);
+    // SAFETY: only async-signal-safe system calls run in the child.
+    unsafe {
+        command.pre_exec(move || {
+            forwarded.thread_unblock()?;
+            // Dies with the launcher, however it ends.
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            Ok(())
+        });
+    }
+    let child = command.spawn()?;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    thread::spawn(move || {
+        while let Ok(signal) = forwarded.wait() {
+            let _ = kill(pid, signal);
+        }
+    });
+    let exited = wait_measured(child.id())?;
+    let cpu = exited.cpu.as_nanos();
+    std::fs::write(
+        report,
+        format!("{} {} {cpu}\n", exited.status, exited.peak_rss),
+    )?;
+    let status = exited.status;
+    let code = if nix::libc::WIFEXITED(status) {
+        nix::libc::WEXITSTATUS(status)
+    } else {
+        128 + nix::libc::WTERMSIG(status)
+    };
+    std::process::exit(code)
+}
+
+/// Waits for child `pid` to exit, and reports what its life cost. Its
+/// peak RSS is at least its parent's at the spawn: see [`measured`].
 pub fn wait_measured(pid: u32) -> io::Result<Exited> {
     let pid = pid as nix::libc::pid_t;
     let mut status = 0;
