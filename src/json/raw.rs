@@ -25,43 +25,39 @@ pub struct RawMessage {
     /// Valid JSON without whitespace outside strings: every constructor
     /// either serialises a `Value` or compacts text serde_json accepted.
     text: Box<str>,
-    /// Where `method` is in `text`: read for every interaction at load and
-    /// on almost every decision, so found once rather than parsed for.
-    method: Method,
+    /// What the pass that compacted `text` saw of its top level: read for
+    /// every interaction at load and on almost every decision, so found
+    /// once rather than walked for again.
+    shape: Shape,
     tree: OnceLock<Box<Value>>,
+}
+
+/// What [`scan`] finds out about a message's text on its one pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    /// Where its top-level `method` is.
+    method: Method,
+    /// Whether it has a top-level `id` (only when no top-level key is
+    /// spelled with escapes).
+    has_id: bool,
+    /// Whether a top-level key is spelled with escapes: then only the tree
+    /// can say what the keys are.
+    escaped_keys: bool,
+    /// Whether the text holds a backslash anywhere.
+    escapes: bool,
 }
 
 /// Where a message's top-level `method` string is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Method {
-    /// It has none, or it is not a string.
+    /// It has none.
     Absent,
+    /// It has one, but not a string.
+    NotString,
     /// `text[start..end]`, which needs no unescaping.
     At { start: u32, end: u32 },
     /// Spelled with escapes (or past 4 GiB): read it from the tree.
     InTree,
-}
-
-impl Method {
-    fn find(text: &str) -> Method {
-        // The last one counts, as in a parsed tree.
-        let Some(value) = last_member(text, "method") else {
-            // A key spelled with escapes could still be `method`.
-            return if text.contains('\\') {
-                Method::InTree
-            } else {
-                Method::Absent
-            };
-        };
-        let Some(inner) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) else {
-            return Method::Absent;
-        };
-        let start = inner.as_ptr() as usize - text.as_ptr() as usize;
-        match (u32::try_from(start), u32::try_from(start + inner.len())) {
-            (Ok(start), Ok(end)) if !inner.contains('\\') => Method::At { start, end },
-            _ => Method::InTree,
-        }
-    }
 }
 
 impl RawMessage {
@@ -72,8 +68,8 @@ impl RawMessage {
 
     /// Its top-level `method`, if that is a string; read without a tree.
     pub fn method(&self) -> Option<&str> {
-        match self.method {
-            Method::Absent => None,
+        match self.shape.method {
+            Method::Absent | Method::NotString => None,
             Method::At { start, end } => Some(&self.text[start as usize..end as usize]),
             Method::InTree => self.value().get("method")?.as_str(),
         }
@@ -82,10 +78,14 @@ impl RawMessage {
     /// Whether it is an object with a top-level member `key`; read without
     /// a tree (unless a key is spelled with escapes).
     pub fn has_member(&self, key: &str) -> bool {
-        if self.text.contains('\\') {
+        if self.shape.escaped_keys {
             return self.with(|v| v.get(key).is_some());
         }
-        last_member(&self.text, key).is_some()
+        match key {
+            "method" => self.shape.method != Method::Absent,
+            "id" => self.shape.has_id,
+            _ => last_member(&self.text, key).is_some(),
+        }
     }
 
     /// Its text with the value of its top-level `id` replaced by `id` (and
@@ -93,7 +93,7 @@ impl RawMessage {
     /// response without a tree; `None` when its keys are spelled with
     /// escapes, for the caller to go through the tree.
     pub fn text_with_id(&self, id: &Value) -> Option<String> {
-        if self.text.contains('\\') {
+        if self.shape.escaped_keys {
             return None;
         }
         let text = &*self.text;
@@ -112,7 +112,7 @@ impl RawMessage {
     /// Its top-level member `key`, parsed alone (ids, for pairing, without
     /// the rest of the message).
     pub fn member(&self, key: &str) -> Option<Value> {
-        if self.text.contains('\\') {
+        if self.shape.escaped_keys {
             return self.with(|v| v.get(key).cloned());
         }
         last_member(&self.text, key).map(parse)
@@ -121,7 +121,7 @@ impl RawMessage {
     /// Whether its text holds a backslash: an escape, which the readers
     /// of raw text below cannot see through.
     pub(crate) fn has_escapes(&self) -> bool {
-        memchr::memchr(b'\\', self.text.as_bytes()).is_some()
+        self.shape.escapes
     }
 
     /// The text of the value of its top-level member `key` (the last), for
@@ -194,17 +194,23 @@ impl RawMessage {
     /// Compacts JSON text serde_json has already accepted, or says how
     /// deep it nests if that is deeper than a message may.
     fn from_valid(text: &str) -> Result<Self, TooDeep> {
-        let (text, depth) = compact(text);
-        if depth > super::MAX_DEPTH {
-            return Err(TooDeep(depth));
+        let (text, scanned) = scan(text);
+        if scanned.depth > super::MAX_DEPTH {
+            return Err(TooDeep(scanned.depth));
         }
-        Ok(RawMessage::from_compact(text.into()))
+        Ok(RawMessage {
+            text: text.into(),
+            shape: scanned.shape,
+            tree: OnceLock::new(),
+        })
     }
 
+    /// Text that is compact already (a `Value` serialised).
     fn from_compact(text: Box<str>) -> Self {
+        let shape = scan(&text).1.shape;
         RawMessage {
-            method: Method::find(&text),
             text,
+            shape,
             tree: OnceLock::new(),
         }
     }
@@ -316,42 +322,110 @@ fn parse(text: &str) -> Value {
     super::unbounded(text.as_bytes()).expect("a RawMessage holds valid JSON")
 }
 
-/// `text` without the whitespace between tokens, and how deep it nests.
-/// One pass over valid JSON, jumping over strings (most of the bytes);
-/// text that is compact already is not copied.
-fn compact(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+/// What [`scan`] saw besides the compact text.
+struct Scanned {
+    shape: Shape,
+    /// How deep the text nests.
+    depth: usize,
+}
+
+/// `text` without the whitespace between tokens, how deep it nests, and
+/// what its top level holds. One pass over valid JSON, jumping over strings
+/// (most of the bytes); text that is compact already is not copied.
+fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     // The start of the bytes not yet copied to `out`.
     let mut run = 0;
+    // Where input offset `at` (not inside skipped whitespace) lands in the
+    // compact text.
+    let landed = |out: &Option<String>, run: usize, at: usize| match out {
+        Some(out) => out.len() + (at - run),
+        None => at,
+    };
     let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut shape = Shape {
+        method: Method::Absent,
+        has_id: false,
+        escaped_keys: false,
+        escapes: false,
+    };
+    // Whether the top level is an object, whose members are at depth 1.
+    let mut object = false;
+    // At depth 1: the next string is a key (just past `{` or `,`).
+    let mut key_next = false;
+    // At depth 1: the next value is that of a `method` key.
+    let mut method_next = false;
     let mut at = 0;
     while at < bytes.len() {
-        match bytes[at] {
+        let b = bytes[at];
+        if is_space(b) {
+            // Whitespace is ASCII, so every cut falls on a character boundary.
+            let end = bytes[at..]
+                .iter()
+                .position(|&b| !is_space(b))
+                .map_or(bytes.len(), |n| at + n);
+            out.get_or_insert_with(|| String::with_capacity(text.len()))
+                .push_str(&text[run..at]);
+            run = end;
+            at = end;
+            continue;
+        }
+        if depth == 1 && method_next && b != b':' {
+            method_next = false;
+            if b == b'"' {
+                let (end, escaped) = string_end_seen(bytes, at + 1);
+                shape.escapes |= escaped;
+                let start = landed(&out, run, at + 1);
+                let span = (
+                    u32::try_from(start),
+                    u32::try_from(start + (end - 1 - (at + 1))),
+                );
+                shape.method = match span {
+                    (Ok(start), Ok(end)) if !escaped => Method::At { start, end },
+                    _ => Method::InTree,
+                };
+                at = end;
+                continue;
+            }
+            // Not a string; what follows is read below.
+        }
+        match b {
             b'"' => {
-                at = string_end(bytes, at + 1);
+                let (end, escaped) = string_end_seen(bytes, at + 1);
+                shape.escapes |= escaped;
+                if depth == 1 && key_next {
+                    key_next = false;
+                    let key = &bytes[at + 1..end - 1];
+                    if escaped {
+                        shape.escaped_keys = true;
+                    } else if key == b"method" {
+                        shape.method = Method::NotString;
+                        method_next = true;
+                    } else if key == b"id" {
+                        shape.has_id = true;
+                    }
+                }
+                at = end;
                 continue;
             }
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
+                if depth == 1 {
+                    object = b == b'{';
+                    key_next = object;
+                }
             }
             b']' | b'}' => depth -= 1,
-            // Whitespace is ASCII, so every cut falls on a character boundary.
-            b if is_space(b) => {
-                let end = bytes[at..]
-                    .iter()
-                    .position(|&b| !is_space(b))
-                    .map_or(bytes.len(), |n| at + n);
-                out.get_or_insert_with(|| String::with_capacity(text.len()))
-                    .push_str(&text[run..at]);
-                run = end;
-                at = end;
-                continue;
-            }
+            b',' if depth == 1 => key_next = object,
             _ => {}
         }
         at += 1;
+    }
+    if shape.escaped_keys {
+        // A key spelled with escapes could be `method` or `id`.
+        shape.method = Method::InTree;
     }
     let text = match out {
         Some(mut out) => {
@@ -360,7 +434,13 @@ fn compact(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
         }
         None => text.into(),
     };
-    (text, deepest)
+    (
+        text,
+        Scanned {
+            shape,
+            depth: deepest,
+        },
+    )
 }
 
 fn is_space(b: u8) -> bool {
@@ -369,18 +449,25 @@ fn is_space(b: u8) -> bool {
 
 /// Just past the quote that closes the string whose contents start at
 /// `at`.
-fn string_end(bytes: &[u8], mut at: usize) -> usize {
+fn string_end(bytes: &[u8], at: usize) -> usize {
+    string_end_seen(bytes, at).0
+}
+
+/// [`string_end`], and whether the string holds an escape.
+fn string_end_seen(bytes: &[u8], mut at: usize) -> (usize, bool) {
+    let mut escaped = false;
     while let Some(n) = bytes
         .get(at..)
         .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
     {
         if bytes[at + n] == b'"' {
-            return at + n + 1;
+            return (at + n + 1, escaped);
         }
         // Past the backslash and the character it escapes.
+        escaped = true;
         at += n + 2;
     }
-    bytes.len()
+    (bytes.len(), escaped)
 }
 
 impl From<Value> for RawMessage {
@@ -409,7 +496,7 @@ impl Clone for RawMessage {
     fn clone(&self) -> Self {
         RawMessage {
             text: self.text.clone(),
-            method: self.method,
+            shape: self.shape,
             tree: OnceLock::new(),
         }
     }
@@ -659,6 +746,34 @@ mod tests {
             for text in [serde_json::to_string(&message).unwrap(), serde_json::to_string_pretty(&message).unwrap()] {
                 let raw: RawMessage = serde_json::from_str(&text).unwrap();
                 prop_assert_eq!(raw.method(), message["method"].as_str());
+            }
+        }
+
+        /// Whatever the text, what the compacting pass saw of the top level
+        /// (`method`, `id`, escapes) agrees with the tree and the text.
+        #[test]
+        fn the_shape_agrees_with_the_tree(
+            value in super::super::strategy::json_value(),
+            id in proptest::option::of(super::super::strategy::json_value()),
+            method in proptest::option::of(super::super::strategy::json_value()),
+            key in "[a-z\"\\\\]{0,3}",
+        ) {
+            let mut message = serde_json::json!({key: value.clone(), "params": {"id": 1, "method": "x"}});
+            if let Some(id) = id {
+                message["id"] = id;
+            }
+            if let Some(method) = method {
+                message["method"] = method;
+            }
+            for whole in [message, value] {
+                for text in [serde_json::to_string(&whole).unwrap(), serde_json::to_string_pretty(&whole).unwrap()] {
+                    let raw: RawMessage = serde_json::from_str(&text).unwrap();
+                    for key in ["id", "method", "params", "nothing"] {
+                        prop_assert_eq!(raw.has_member(key), whole.get(key).is_some(), "{} in {}", key, text);
+                    }
+                    prop_assert_eq!(raw.method(), whole.get("method").and_then(Value::as_str));
+                    prop_assert_eq!(raw.has_escapes(), raw.as_str().contains('\\'));
+                }
             }
         }
 
