@@ -2,6 +2,7 @@
 //! a cassette's rules and strategy.
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 
@@ -87,57 +88,93 @@ pub enum Refusal {
 
 /// Hands out recorded interactions. Lookups by content go through a hash
 /// index of the interactions' keys: one SHA-256 and one probe per request.
+///
+/// The index is built a method at a time, the first time a live message of
+/// that method asks ([`Index`]): a replay answers `initialize` before it
+/// has read a single recorded `tools/call`, and a method no client asks
+/// for is never read. Forks ([`Matcher::fresh`]) share it.
 #[derive(Debug)]
 pub struct Matcher {
-    rules: Rules,
-    /// Each interaction's key under the rules.
-    keys: Vec<Key>,
-    /// Request positions by key, in recorded order.
-    by_key: KeyMap<Key, Vec<usize>>,
-    /// Notification positions by key, in recorded order.
-    notifications: KeyMap<Key, Vec<usize>>,
+    index: Arc<Index>,
     /// How many answers each key has handed out.
     taken: KeyMap<Key, usize>,
-    /// Modern era: the capabilities each recorded request declared in
-    /// `_meta` (their names, hashed), and request positions by key and
-    /// declaration, with how many of each were handed out. A server's
-    /// answer may depend on them (a task only for a client that declared
-    /// the tasks extension; -32021 for one that did not), so among
-    /// recordings of the same request the one that declared what the live
-    /// request declares answers first; matching itself leaves `_meta` out,
-    /// so a client that declares otherwise is still answered.
-    declared: Vec<Option<u64>>,
-    by_declaration: KeyMap<(Key, u64), (Vec<usize>, usize)>,
-    /// Requests in recorded order (for `sequential` and `strict`).
-    order: Vec<usize>,
+    /// How many of each key's recordings that declared the same
+    /// capabilities have been handed out (see [`Keyed::by_declaration`]).
+    taken_declared: KeyMap<(Key, u64), usize>,
     cursor: usize,
     /// How often each interaction was used.
     used: Vec<u32>,
     /// How often each hand-written case was used.
     case_uses: Vec<u32>,
-    /// Whether the cassette is of the modern era, where the protocol version
-    /// a request declares in `_meta` decides the answer.
-    modern: bool,
     /// Per task id, the latest recorded position of a request that changed
     /// the task (`tasks/cancel`, `tasks/update`) and was answered: polls
     /// recorded before it describe a state the task has left.
     task_changes: HashMap<String, usize>,
 }
 
+/// What a matcher knows of one cassette under its rules, which no answer
+/// changes: the interactions grouped by kind and method, each group keyed
+/// when first asked for.
+#[derive(Debug)]
+struct Index {
+    rules: Rules,
+    /// Whether the cassette is of the modern era, where the protocol version
+    /// a request declares in `_meta` decides the answer.
+    modern: bool,
+    /// Requests in recorded order (for `sequential` and `strict`).
+    order: Vec<usize>,
+    /// Group numbers by method, for requests and for notifications.
+    requests: HashMap<String, usize>,
+    notifications: HashMap<String, usize>,
+    groups: Vec<Group>,
+    /// Each interaction's group, and its place in the group.
+    slots: Vec<(u32, u32)>,
+}
+
+/// The recorded messages of one kind and method.
+#[derive(Debug)]
+struct Group {
+    kind: MessageKind,
+    /// Their positions, in recorded order.
+    positions: Vec<usize>,
+    keyed: OnceLock<Keyed>,
+}
+
+/// A group's messages read: their keys, and their positions by key.
+#[derive(Debug, Default)]
+struct Keyed {
+    /// Each message's key under the rules, in the group's order.
+    keys: Vec<Key>,
+    /// Modern era: the capabilities each message declared in `_meta`
+    /// (their names, hashed), in the group's order.
+    declared: Vec<Option<u64>>,
+    /// Positions by key, in recorded order.
+    by_key: KeyMap<Key, Vec<usize>>,
+    /// Request positions by key and declaration. A server's answer may
+    /// depend on what a client declared (a task only for a client that
+    /// declared the tasks extension; -32021 for one that did not), so among
+    /// recordings of the same request the one that declared what the live
+    /// request declares answers first; matching itself leaves `_meta` out,
+    /// so a client that declares otherwise is still answered.
+    by_declaration: KeyMap<(Key, u64), Vec<usize>>,
+}
+
 /// Interactions per thread below which [`keys_of`] stays on one thread.
 const KEYS_PER_THREAD: usize = 8192;
 
-/// Each interaction's match key and the capabilities its request declares:
-/// the one pass of replay's start-up that reads every request, on
-/// `threads` threads. Most are read from their text; the rest are parsed
-/// once, without keeping their trees.
+/// The match key and the capabilities declared of each interaction at
+/// `positions`: the one pass that reads a group's requests, on `threads`
+/// threads. Most are read from their text; the rest are parsed once,
+/// without keeping their trees.
 fn keys_of(
     interactions: &[Interaction],
+    positions: &[usize],
     rules: &Rules,
     modern: bool,
     threads: usize,
 ) -> Vec<(Key, Option<u64>)> {
-    let read = |interaction: &Interaction| {
+    let read = |&position: &usize| {
+        let interaction = &interactions[position];
         let (kind, message) = match &interaction.client {
             ClientMessage::Request(m) => (MessageKind::Request, m),
             ClientMessage::Notification(m) => (MessageKind::Notification, m),
@@ -153,9 +190,8 @@ fn keys_of(
             .text(message)
             .unwrap_or_else(|| message.with(|tree| reading.tree(tree)))
     };
-    crate::parallel::map_in_order(interactions, threads, read)
+    crate::parallel::map_in_order(positions, threads, read)
 }
-
 /// What [`keys_of`] reads one recorded message with.
 struct Reading<'a> {
     rules: &'a Rules,
@@ -196,72 +232,158 @@ impl Reading<'_> {
     }
 }
 
-impl Matcher {
-    /// Indexes `cassette` under `rules`.
-    pub fn new(cassette: &Cassette, rules: Rules) -> Self {
+impl Index {
+    /// Groups `cassette`'s interactions by kind and method: one pass that
+    /// reads each message's method, which its load already found.
+    fn new(cassette: &Cassette, rules: Rules) -> Self {
         let count = cassette.interactions.len();
-        let modern = cassette.protocol.era == Era::Modern;
-        let mut keys = Vec::with_capacity(count);
-        let mut by_key: KeyMap<Key, Vec<usize>> =
-            KeyMap::with_capacity_and_hasher(count, Default::default());
-        let mut notifications: KeyMap<Key, Vec<usize>> = KeyMap::default();
-        let mut order = Vec::with_capacity(count);
-        let threads = crate::parallel::threads_for(count, KEYS_PER_THREAD);
-        let read = keys_of(&cassette.interactions, &rules, modern, threads);
-        let mut declared: Vec<Option<u64>> = Vec::with_capacity(count);
-        for (position, (interaction, (key, declares))) in
-            cassette.interactions.iter().zip(read).enumerate()
-        {
-            let (kind, table) = match &interaction.client {
-                ClientMessage::Request(_) => (MessageKind::Request, &mut by_key),
-                ClientMessage::Notification(_) => (MessageKind::Notification, &mut notifications),
-            };
-            declared.push(declares);
-            table.entry(key).or_default().push(position);
-            keys.push(key);
-            if kind == MessageKind::Request
-                && !OUT_OF_ORDER_METHODS.contains(&interaction.method())
-                && !is_poll(interaction.method())
-            {
-                order.push(position);
-            }
-        }
-        let case_uses = vec![0; rules.cases.len()];
-        let mut by_declaration: KeyMap<(Key, u64), (Vec<usize>, usize)> = KeyMap::default();
-        for (position, signature) in declared.iter().enumerate() {
-            if let Some(signature) = signature {
-                by_declaration
-                    .entry((keys[position], *signature))
-                    .or_default()
-                    .0
-                    .push(position);
-            }
-        }
-        Matcher {
+        let mut index = Index {
             rules,
-            keys,
-            by_key,
-            notifications,
+            modern: cassette.protocol.era == Era::Modern,
+            order: Vec::with_capacity(count),
+            requests: HashMap::new(),
+            notifications: HashMap::new(),
+            groups: Vec::new(),
+            slots: Vec::with_capacity(count),
+        };
+        for (position, interaction) in cassette.interactions.iter().enumerate() {
+            let method = interaction.method();
+            let (kind, numbers) = match &interaction.client {
+                ClientMessage::Request(_) => (MessageKind::Request, &mut index.requests),
+                ClientMessage::Notification(_) => {
+                    (MessageKind::Notification, &mut index.notifications)
+                }
+            };
+            let number = match numbers.get(method) {
+                Some(&number) => number,
+                None => {
+                    numbers.insert(method.to_owned(), index.groups.len());
+                    index.groups.push(Group {
+                        kind,
+                        positions: Vec::new(),
+                        keyed: OnceLock::new(),
+                    });
+                    index.groups.len() - 1
+                }
+            };
+            let group = &mut index.groups[number];
+            index
+                .slots
+                .push((number as u32, group.positions.len() as u32));
+            group.positions.push(position);
+            if kind == MessageKind::Request
+                && !OUT_OF_ORDER_METHODS.contains(&method)
+                && !is_poll(method)
+            {
+                index.order.push(position);
+            }
+        }
+        index
+    }
+
+    /// The recorded messages of `kind` and `method`, keyed, if there are any.
+    fn group(&self, cassette: &Cassette, kind: MessageKind, method: &str) -> Option<&Keyed> {
+        let numbers = match kind {
+            MessageKind::Request => &self.requests,
+            MessageKind::Notification => &self.notifications,
+        };
+        let number = *numbers.get(method)?;
+        Some(self.keyed(cassette, number))
+    }
+
+    /// Group `number`, keyed on first use.
+    fn keyed(&self, cassette: &Cassette, number: usize) -> &Keyed {
+        let group = &self.groups[number];
+        group.keyed.get_or_init(|| {
+            let positions = &group.positions;
+            let threads = crate::parallel::threads_for(positions.len(), KEYS_PER_THREAD);
+            let read = keys_of(
+                &cassette.interactions,
+                positions,
+                &self.rules,
+                self.modern,
+                threads,
+            );
+            let mut keyed = Keyed {
+                keys: Vec::with_capacity(positions.len()),
+                declared: Vec::with_capacity(positions.len()),
+                by_key: KeyMap::with_capacity_and_hasher(positions.len(), Default::default()),
+                by_declaration: KeyMap::default(),
+            };
+            for (&position, (key, declares)) in positions.iter().zip(read) {
+                keyed.by_key.entry(key).or_default().push(position);
+                if let (MessageKind::Request, Some(signature)) = (group.kind, declares) {
+                    let same = keyed.by_declaration.entry((key, signature));
+                    same.or_default().push(position);
+                }
+                keyed.keys.push(key);
+                keyed.declared.push(declares);
+            }
+            keyed
+        })
+    }
+
+    /// Interaction `position`'s key, and what its request declared.
+    fn entry(&self, cassette: &Cassette, position: usize) -> (Key, Option<u64>) {
+        let (number, at) = self.slots[position];
+        let keyed = self.keyed(cassette, number as usize);
+        (keyed.keys[at as usize], keyed.declared[at as usize])
+    }
+
+    /// Interaction `position`'s key.
+    fn key(&self, cassette: &Cassette, position: usize) -> Key {
+        self.entry(cassette, position).0
+    }
+
+    /// Interaction `position`'s key, and every position recorded with it.
+    fn same_key(&self, cassette: &Cassette, position: usize) -> (Key, Option<&[usize]>) {
+        let key = self.key(cassette, position);
+        let keyed = self.keyed(cassette, self.slots[position].0 as usize);
+        (key, keyed.by_key.get(&key).map(Vec::as_slice))
+    }
+}
+
+impl Matcher {
+    /// A matcher for `cassette` under `rules`. It reads no recorded
+    /// message's params yet: each method's are read the first time a live
+    /// message of that method asks.
+    pub fn new(cassette: &Cassette, rules: Rules) -> Self {
+        let case_uses = vec![0; rules.cases.len()];
+        let index = Index::new(cassette, rules);
+        Matcher {
             taken: KeyMap::default(),
-            order,
+            taken_declared: KeyMap::default(),
             cursor: 0,
-            used: vec![0; count],
+            used: vec![0; index.slots.len()],
             case_uses,
-            modern,
             task_changes: HashMap::new(),
-            declared,
-            by_declaration,
+            index: Arc::new(index),
+        }
+    }
+
+    /// A matcher for the same cassette under the same rules with nothing
+    /// handed out yet, sharing this one's index (and what it has read).
+    /// Only for the cassette this one was made for.
+    pub fn fresh(&self) -> Self {
+        Matcher {
+            taken: KeyMap::default(),
+            taken_declared: KeyMap::default(),
+            cursor: 0,
+            used: vec![0; self.used.len()],
+            case_uses: vec![0; self.case_uses.len()],
+            task_changes: HashMap::new(),
+            index: Arc::clone(&self.index),
         }
     }
 
     /// The rules in force.
     pub fn rules(&self) -> &Rules {
-        &self.rules
+        &self.index.rules
     }
 
     /// The interaction due next under `sequential` or `strict`, if any.
     pub fn due(&self) -> Option<usize> {
-        self.order.get(self.cursor).copied()
+        self.index.order.get(self.cursor).copied()
     }
 
     /// Finds the answer to a live request and marks it used. `situation` is
@@ -273,22 +395,24 @@ impl Matcher {
         request: &Value,
         situation: Option<&str>,
     ) -> Result<Answer, Refusal> {
-        let base = self.rules.key(MessageKind::Request, request);
-        let key = situation_key(base, self.modern, request, situation);
+        let index = Arc::clone(&self.index);
+        let base = index.rules.key(MessageKind::Request, request);
+        let key = situation_key(base, index.modern, request, situation);
         let method = crate::jsonrpc::method(request).unwrap_or_default();
+        let recorded = index.group(cassette, MessageKind::Request, method);
         // Handshakes and `ping` are answered outside the order: by content,
         // whatever the strategy, so their recordings count as used.
         let poll = is_poll(method);
-        let in_order = self.rules.strategy != Strategy::Keyed
+        let in_order = index.rules.strategy != Strategy::Keyed
             && !OUT_OF_ORDER_METHODS.contains(&method)
             && !poll;
-        if poll {
-            self.skip_stale_polls(request, key);
+        if poll && let Some(recorded) = recorded {
+            self.skip_stale_polls(recorded, request, key);
         }
         let refusal = if in_order {
             self.in_order(cassette, request, key)
         } else {
-            self.by_content(key, declaration(request))
+            self.by_content(recorded, key, declaration(request))
         };
         let refusal = match refusal {
             Ok(position) => {
@@ -300,14 +424,17 @@ impl Matcher {
             }
             Err(refusal) => refusal,
         };
-        let repeat = poll || self.rules.on_exhausted == OnExhausted::RepeatLast;
+        let repeat = poll || index.rules.on_exhausted == OnExhausted::RepeatLast;
         if matches!(refusal, Refusal::Exhausted { .. })
             && repeat
-            && let Some(last) = self.last_taken(cassette, request, key, in_order)
+            && let Some(last) = self.last_taken(cassette, recorded, request, key, in_order)
         {
             return Ok(self.use_recorded(last, Answer::Repeated));
         }
-        match self.rules.case_for(method, crate::jsonrpc::params(request)) {
+        match index
+            .rules
+            .case_for(method, crate::jsonrpc::params(request))
+        {
             Some((case, _)) => {
                 self.case_uses[case] += 1;
                 Ok(Answer::Case(case))
@@ -324,11 +451,11 @@ impl Matcher {
     /// Moves past the recorded polls of a task that came before the latest
     /// change to it a client made: after a `tasks/cancel`, a slower client
     /// gets the states recorded after the cancel, not those before it.
-    fn skip_stale_polls(&mut self, request: &Value, key: Key) {
+    fn skip_stale_polls(&mut self, recorded: &Keyed, request: &Value, key: Key) {
         let Some(&change) = task_id(request).and_then(|task| self.task_changes.get(task)) else {
             return;
         };
-        let Some(positions) = self.by_key.get(&key) else {
+        let Some(positions) = recorded.by_key.get(&key) else {
             return;
         };
         let taken = self.taken.entry(key).or_default();
@@ -337,11 +464,17 @@ impl Matcher {
         }
     }
 
-    /// `keyed`: the next unused interaction with this key, preferring one
-    /// whose request declared the capabilities `declared` (see
-    /// [`Matcher::declared`]).
-    fn by_content(&mut self, key: Key, declared: Option<u64>) -> Result<usize, Refusal> {
-        let positions = self.by_key.get(&key).ok_or(Refusal::Missing)?;
+    /// `keyed`: the next unused interaction with this key among the
+    /// `recorded` requests of its method, preferring one whose request
+    /// declared the capabilities `declared` (see [`Keyed::by_declaration`]).
+    fn by_content(
+        &mut self,
+        recorded: Option<&Keyed>,
+        key: Key,
+        declared: Option<u64>,
+    ) -> Result<usize, Refusal> {
+        let recorded = recorded.ok_or(Refusal::Missing)?;
+        let positions = recorded.by_key.get(&key).ok_or(Refusal::Missing)?;
         let used = &self.used;
         let taken = self.taken.entry(key).or_default();
         while positions.get(*taken).is_some_and(|&p| used[p] > 0) {
@@ -350,10 +483,12 @@ impl Matcher {
         let Some(&first) = positions.get(*taken) else {
             return Err(Refusal::Exhausted { answered: *taken });
         };
+        let first_declared = recorded.declared[self.index.slots[first].1 as usize];
         let twin = declared
-            .filter(|&signature| self.declared[first] != Some(signature))
-            .and_then(|signature| self.by_declaration.get_mut(&(key, signature)))
-            .and_then(|(same, next)| {
+            .filter(|&signature| first_declared != Some(signature))
+            .and_then(|signature| {
+                let same = recorded.by_declaration.get(&(key, signature))?;
+                let next = self.taken_declared.entry((key, signature)).or_default();
                 while same.get(*next).is_some_and(|&p| used[p] > 0) {
                     *next += 1;
                 }
@@ -391,13 +526,16 @@ impl Matcher {
     }
 
     /// Whether recorded interaction `position` answers `request` under the
-    /// strategy (method only for `sequential`, the key otherwise).
+    /// strategy (method only for `sequential`, the key otherwise; a key
+    /// names its method, so another method's are never read).
     fn fits(&self, cassette: &Cassette, position: usize, request: &Value, key: Key) -> bool {
-        match self.rules.strategy {
-            Strategy::Sequential => {
-                Some(cassette.interactions[position].method()) == crate::jsonrpc::method(request)
+        let same_method =
+            Some(cassette.interactions[position].method()) == crate::jsonrpc::method(request);
+        match self.index.rules.strategy {
+            Strategy::Sequential => same_method,
+            Strategy::Keyed | Strategy::Strict => {
+                same_method && self.index.key(cassette, position) == key
             }
-            Strategy::Keyed | Strategy::Strict => self.keys[position] == key,
         }
     }
 
@@ -408,7 +546,7 @@ impl Matcher {
         request: &'a Value,
         key: Key,
     ) -> impl Iterator<Item = usize> + 'a {
-        self.order[..self.cursor]
+        self.index.order[..self.cursor]
             .iter()
             .copied()
             .filter(move |&p| self.fits(cassette, p, request, key))
@@ -417,6 +555,7 @@ impl Matcher {
     fn last_taken(
         &self,
         cassette: &Cassette,
+        recorded: Option<&Keyed>,
         request: &Value,
         key: Key,
         in_order: bool,
@@ -424,16 +563,19 @@ impl Matcher {
         if in_order {
             self.same_request(cassette, request, key).last()
         } else {
-            self.by_key.get(&key)?.last().copied()
+            recorded?.by_key.get(&key)?.last().copied()
         }
     }
 
     /// The recorded interaction for a live client notification, if any
     /// (its `after` events are replayed).
-    pub fn notification(&mut self, notification: &Value) -> Option<usize> {
-        let base = self.rules.key(MessageKind::Notification, notification);
-        let key = situation_key(base, self.modern, notification, None);
-        let positions = self.notifications.get(&key)?;
+    pub fn notification(&mut self, cassette: &Cassette, notification: &Value) -> Option<usize> {
+        let index = Arc::clone(&self.index);
+        let base = index.rules.key(MessageKind::Notification, notification);
+        let key = situation_key(base, index.modern, notification, None);
+        let method = crate::jsonrpc::method(notification).unwrap_or_default();
+        let recorded = index.group(cassette, MessageKind::Notification, method)?;
+        let positions = recorded.by_key.get(&key)?;
         let taken = self.taken.entry(key).or_default();
         let position = *positions.get(*taken)?;
         *taken += 1;
@@ -449,15 +591,16 @@ impl Matcher {
     /// Hands interaction `position` back, just taken, as if it had not
     /// been: its answer was only a first round (an `input_required` a
     /// client retries), which the retry completes with [`Matcher::retake`].
-    pub(crate) fn give_back(&mut self, position: usize) {
-        let key = self.keys[position];
+    pub(crate) fn give_back(&mut self, cassette: &Cassette, position: usize) {
+        let index = Arc::clone(&self.index);
+        let (key, same) = index.same_key(cassette, position);
         if let Some(taken) = self.taken.get_mut(&key)
             && *taken > 0
-            && self.by_key.get(&key).and_then(|p| p.get(*taken - 1)) == Some(&position)
+            && same.and_then(|p| p.get(*taken - 1)) == Some(&position)
         {
             *taken -= 1;
         }
-        if self.cursor > 0 && self.order[self.cursor - 1] == position {
+        if self.cursor > 0 && self.index.order[self.cursor - 1] == position {
             self.cursor -= 1;
         }
         self.used[position] = self.used[position].saturating_sub(1);
@@ -465,13 +608,14 @@ impl Matcher {
 
     /// Takes interaction `position` as the answer a retry completed (see
     /// [`Matcher::give_back`]), when it is still the one due.
-    pub(crate) fn retake(&mut self, position: usize) {
-        let key = self.keys[position];
+    pub(crate) fn retake(&mut self, cassette: &Cassette, position: usize) {
+        let index = Arc::clone(&self.index);
+        let (key, same) = index.same_key(cassette, position);
         let taken = self.taken.entry(key).or_default();
-        if self.by_key.get(&key).and_then(|p| p.get(*taken)) == Some(&position) {
+        if same.and_then(|p| p.get(*taken)) == Some(&position) {
             *taken += 1;
         }
-        if self.order.get(self.cursor) == Some(&position) {
+        if self.index.order.get(self.cursor) == Some(&position) {
             self.cursor += 1;
         }
         self.used[position] += 1;
@@ -492,9 +636,7 @@ impl Matcher {
             .collect();
         let polled = |p: usize| {
             is_poll(cassette.interactions[p].method())
-                && self
-                    .by_key
-                    .get(&self.keys[p])
+                && (self.index.same_key(cassette, p).1)
                     .is_some_and(|same| same.iter().any(|&q| self.used[q] > 0))
         };
         (0..self.used.len())
@@ -586,17 +728,116 @@ mod tests {
             })
             .collect();
         let rules = Rules::default();
-        let one = keys_of(&interactions, &rules, true, 1);
+        let positions: Vec<usize> = (0..interactions.len()).collect();
+        let one = keys_of(&interactions, &positions, &rules, true, 1);
         assert_eq!(one.len(), 50);
         assert_eq!(one[0], one[7], "the same request, the same key");
         assert_ne!(one[0].0, one[1].0);
         assert!(one.iter().all(|(_, declared)| declared.is_some()));
         for threads in [2, 3, 8, 64] {
             assert_eq!(
-                keys_of(&interactions, &rules, true, threads),
+                keys_of(&interactions, &positions, &rules, true, threads),
                 one,
                 "{threads} threads"
             );
         }
+    }
+
+    /// A legacy cassette: the handshake, two echo calls, a `tools/list`.
+    fn cassette() -> Cassette {
+        let request = |id: u64, method: &str, params: Value| {
+            json!({"request": {"jsonrpc": "2.0", "id": id, "method": method, "params": params},
+                "response": {"jsonrpc": "2.0", "id": id, "result": {}}})
+        };
+        serde_json::from_value(json!({
+            "format_version": crate::cassette::FORMAT_VERSION,
+            "recorded_at": "2026-01-01T00:00:00Z",
+            "transport": {"kind": "stdio", "command": ["server"]},
+            "protocol": {"era": "legacy", "version": "2025-11-25"},
+            "interactions": [
+                request(0, "initialize", json!({"protocolVersion": "2025-11-25"})),
+                {"notification": {"jsonrpc": "2.0", "method": "notifications/initialized"}},
+                request(1, "tools/call", json!({"name": "echo", "arguments": {"message": "a"}})),
+                request(2, "tools/call", json!({"name": "echo", "arguments": {"message": "b"}})),
+                request(3, "tools/list", json!({})),
+            ],
+        }))
+        .unwrap()
+    }
+
+    /// Which groups of `matcher`'s index have been keyed, by first method.
+    fn keyed_methods(matcher: &Matcher, cassette: &Cassette) -> Vec<String> {
+        let index = &matcher.index;
+        let mut methods: Vec<String> = (index.groups.iter())
+            .filter(|group| group.keyed.get().is_some())
+            .map(|group| {
+                cassette.interactions[group.positions[0]]
+                    .method()
+                    .to_owned()
+            })
+            .collect();
+        methods.sort();
+        methods
+    }
+
+    fn call(message: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"message": message}}})
+    }
+
+    #[test]
+    fn a_method_is_read_only_when_a_live_message_of_it_asks() {
+        let cassette = cassette();
+        let mut matcher = Matcher::new(&cassette, Rules::default());
+        assert_eq!(keyed_methods(&matcher, &cassette), Vec::<String>::new());
+        assert_eq!(
+            matcher.request(&cassette, &call("b"), None),
+            Ok(Answer::Recorded(3))
+        );
+        assert_eq!(keyed_methods(&matcher, &cassette), ["tools/call"]);
+        let unknown = json!({"jsonrpc": "2.0", "id": 10, "method": "prompts/list"});
+        assert_eq!(
+            matcher.request(&cassette, &unknown, None),
+            Err(Refusal::Missing)
+        );
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(matcher.notification(&cassette, &initialized), Some(1));
+        assert_eq!(
+            keyed_methods(&matcher, &cassette),
+            ["notifications/initialized", "tools/call"]
+        );
+        // `tools/list` was never asked: reported unused, read to say so.
+        assert_eq!(matcher.unused(&cassette), [0, 2, 4]);
+    }
+
+    #[test]
+    fn a_fresh_matcher_shares_the_index_and_starts_from_the_top() {
+        let cassette = cassette();
+        let rules = Rules {
+            strategy: Strategy::Strict,
+            ..Rules::default()
+        };
+        let mut first = Matcher::new(&cassette, rules);
+        assert_eq!(
+            first.request(&cassette, &call("a"), None),
+            Ok(Answer::Recorded(2))
+        );
+        assert_eq!(
+            first.request(&cassette, &call("a"), None),
+            Err(Refusal::OutOfOrder { expected: 3 })
+        );
+        let mut second = first.fresh();
+        assert!(Arc::ptr_eq(&first.index, &second.index));
+        assert_eq!(keyed_methods(&second, &cassette), ["tools/call"]);
+        assert_eq!(second.due(), Some(2));
+        assert_eq!(
+            second.request(&cassette, &call("a"), None),
+            Ok(Answer::Recorded(2))
+        );
+        assert_eq!(
+            second.request(&cassette, &call("b"), None),
+            Ok(Answer::Recorded(3))
+        );
+        assert_eq!(first.due(), Some(3), "the first matcher's place is its own");
     }
 }

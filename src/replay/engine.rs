@@ -319,7 +319,7 @@ impl Engine {
     /// newly started replay would begin: nothing answered yet, no misses.
     /// For a new client session that must see the cassette from the top.
     pub fn fork(&self) -> Arc<Self> {
-        let matcher = Matcher::new(&self.cassette, self.rules());
+        let matcher = self.state().matcher.fresh();
         let fork = Arc::new(Engine {
             cassette: Arc::clone(&self.cassette),
             config: self.config.clone(),
@@ -634,7 +634,7 @@ impl Engine {
     /// compared with the recorded ones, then the rest of the recorded
     /// answer is played.
     fn finish_retry(&self, position: usize, retry: Value, sink: &Sink) {
-        self.state().matcher.retake(position);
+        self.state().matcher.retake(&self.cassette, position);
         let interaction = &self.cassette.interactions[position];
         let asked = cross_era::server_requests(interaction);
         for (index, (server_request, recorded)) in asked.iter().enumerate() {
@@ -744,7 +744,7 @@ impl Engine {
             let id = jsonrpc::id(&live).cloned().unwrap_or(Value::Null);
             sink.respond(&jsonrpc::result_response(id, result));
             // Only the retry completes it: asked again, it asks again.
-            self.state().matcher.give_back(position);
+            self.state().matcher.give_back(&self.cassette, position);
             return;
         }
         let asks_client = translation == Translation::ToLegacy
@@ -933,7 +933,7 @@ impl Engine {
             upstream.notify(notification);
         }
         let masked = self.masked(notification);
-        let position = self.state().matcher.notification(&masked);
+        let position = self.state().matcher.notification(&self.cassette, &masked);
         if let Some(position) = position {
             self.start(position, notification.clone(), sink, tasks);
         }
