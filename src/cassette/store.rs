@@ -24,7 +24,7 @@ pub fn journal_path(cassette: &Path) -> PathBuf {
 /// Reads a cassette. Older format versions are upgraded in memory; newer
 /// ones are refused with [`CassetteError::TooNew`].
 pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
-    let bytes = fs::read(path).map_err(|source| CassetteError::Read {
+    let bytes = crate::json::read_file(path).map_err(|source| CassetteError::Read {
         path: path.into(),
         source,
     })?;

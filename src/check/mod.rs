@@ -84,7 +84,7 @@ impl FileReport {
 
 /// Reads and checks one file.
 pub fn check_file(path: &Path, config: &CheckConfig) -> Result<FileReport, CheckError> {
-    let bytes = std::fs::read(path).map_err(|source| CheckError::Read {
+    let bytes = crate::json::read_file(path).map_err(|source| CheckError::Read {
         path: path.into(),
         source,
     })?;

@@ -7,6 +7,7 @@
 
 mod canonical;
 mod depth;
+mod file;
 mod locate;
 mod message;
 mod pointer;
@@ -20,6 +21,7 @@ mod wire;
 pub use canonical::canonical_json;
 pub(crate) use canonical::{canonical_object, canonical_text};
 pub(crate) use depth::{TooDeep, nesting, position};
+pub(crate) use file::read_file;
 pub use locate::Lines;
 pub(crate) use message::plain_error;
 pub(crate) use pointer::{pointer_segment, push_key};
