@@ -17,8 +17,11 @@ pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
         let cassette::ClientMessage::Request(request) = &interaction.client else {
             continue;
         };
-        // Read without keeping trees; what is kept is a digest of each.
-        let key = request.with(|request| cassette.rules.key(MessageKind::Request, request));
+        // Read from the text where it can be (most requests), else
+        // without keeping trees; what is kept is a digest of each.
+        let rules = &cassette.rules;
+        let key = (rules.key_from_text(MessageKind::Request, request))
+            .unwrap_or_else(|| request.with(|request| rules.key(MessageKind::Request, request)));
         let mut answer = Sha256::new();
         answer.update(without_id(interaction.response.as_ref()));
         answer.update([0]);
