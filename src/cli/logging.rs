@@ -7,8 +7,10 @@ use std::sync::RwLock;
 
 use mcpcassette::redact::{RedactConfig, Redactor};
 
-/// The redactor log lines go through. It starts with the defaults over the
-/// process's environment; commands add their rules once they know them.
+/// The redactor log lines go through: the defaults over the process's
+/// environment, built on the first line that needs them (most runs log
+/// nothing, and replay replaces it before its first answer), until a
+/// command sets its own once it knows its rules.
 static REDACTOR: RwLock<Option<Redactor>> = RwLock::new(None);
 
 /// Masks log lines with `redactor` from now on.
@@ -18,17 +20,20 @@ pub fn set_redactor(redactor: Redactor) {
 
 /// Masks `text` as log lines are masked.
 pub fn mask(text: &str) -> String {
-    match &*REDACTOR.read().unwrap_or_else(|p| p.into_inner()) {
-        Some(redactor) => redactor.redact_text(text).into_owned(),
-        None => Redactor::defaults().redact_text(text).into_owned(),
+    if let Some(redactor) = &*REDACTOR.read().unwrap_or_else(|p| p.into_inner()) {
+        return redactor.redact_text(text).into_owned();
     }
+    let mut slot = REDACTOR.write().unwrap_or_else(|p| p.into_inner());
+    let redactor = slot.get_or_insert_with(|| {
+        let defaults = RedactConfig::from_process_env(Vec::new(), Vec::new());
+        Redactor::new(&defaults).unwrap_or_else(|_| Redactor::defaults())
+    });
+    redactor.redact_text(text).into_owned()
 }
 
 /// Sets up `tracing`: level from `MCPCASSETTE_LOG` (default `info`),
 /// colour only on a terminal and never with `NO_COLOR`.
 pub fn init() {
-    let defaults = RedactConfig::from_process_env(Vec::new(), Vec::new());
-    set_redactor(Redactor::new(&defaults).unwrap_or_else(|_| Redactor::defaults()));
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCPCASSETTE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
