@@ -90,7 +90,7 @@ pub enum Refusal {
 /// index of the interactions' keys: one SHA-256 and one probe per request.
 ///
 /// The index is built a method at a time, the first time a live message of
-/// that method asks ([`Index`]): a replay answers `initialize` before it
+/// that method asks: a replay answers `initialize` before it
 /// has read a single recorded `tools/call`, and a method no client asks
 /// for is never read. Forks ([`Matcher::fresh`]) share it.
 #[derive(Debug)]
