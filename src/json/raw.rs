@@ -40,6 +40,10 @@ struct Shape {
     /// Whether it has a top-level `id` (only when no top-level key is
     /// spelled with escapes).
     has_id: bool,
+    /// Where the value of its (last) top-level `id` is, `text[start..end]`,
+    /// when it has one within the first 4 GiB: replay splices the live id
+    /// in there for every answer it writes.
+    id_value: Option<(u32, u32)>,
     /// Whether a top-level key is spelled with escapes: then only the tree
     /// can say what the keys are.
     escaped_keys: bool,
@@ -97,15 +101,20 @@ impl RawMessage {
             return None;
         }
         let text = &*self.text;
-        let Some(value) = last_member(text, "id") else {
-            return Some(text.to_owned());
+        let (start, end) = match self.shape.id_value {
+            Some((start, end)) => (start as usize, end as usize),
+            None if !self.shape.has_id => return Some(text.to_owned()),
+            None => {
+                let value = last_member(text, "id")?;
+                let start = value.as_ptr() as usize - text.as_ptr() as usize;
+                (start, start + value.len())
+            }
         };
-        let start = value.as_ptr() as usize - text.as_ptr() as usize;
         let id = serde_json::to_string(id).expect("a Value serialises");
         let mut out = String::with_capacity(text.len() + id.len());
         out.push_str(&text[..start]);
         out.push_str(&id);
-        out.push_str(&text[start + value.len()..]);
+        out.push_str(&text[end..]);
         Some(out)
     }
 
@@ -347,6 +356,7 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
     let mut shape = Shape {
         method: Method::Absent,
         has_id: false,
+        id_value: None,
         escaped_keys: false,
         escapes: false,
     };
@@ -356,6 +366,10 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
     let mut key_next = false;
     // At depth 1: the next value is that of a `method` key.
     let mut method_next = false;
+    // At depth 1: the next value is that of an `id` key; then, while that
+    // value lasts, where it starts in the compact text.
+    let mut id_next = false;
+    let mut id_start: Option<usize> = None;
     let mut at = 0;
     while at < bytes.len() {
         let b = bytes[at];
@@ -370,6 +384,10 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
             run = end;
             at = end;
             continue;
+        }
+        if depth == 1 && id_next && b != b':' {
+            id_next = false;
+            id_start = Some(landed(&out, run, at));
         }
         if depth == 1 && method_next && b != b':' {
             method_next = false;
@@ -404,6 +422,7 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
                         method_next = true;
                     } else if key == b"id" {
                         shape.has_id = true;
+                        id_next = true;
                     }
                 }
                 at = end;
@@ -417,8 +436,20 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
                     key_next = object;
                 }
             }
-            b']' | b'}' => depth -= 1,
-            b',' if depth == 1 => key_next = object,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0
+                    && let Some(start) = id_start.take()
+                {
+                    shape.id_value = span(start, landed(&out, run, at));
+                }
+            }
+            b',' if depth == 1 => {
+                if let Some(start) = id_start.take() {
+                    shape.id_value = span(start, landed(&out, run, at));
+                }
+                key_next = object;
+            }
             _ => {}
         }
         at += 1;
@@ -441,6 +472,11 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
             depth: deepest,
         },
     )
+}
+
+/// `start..end` as offsets a [`Shape`] keeps, if they fit.
+fn span(start: usize, end: usize) -> Option<(u32, u32)> {
+    Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
 }
 
 fn is_space(b: u8) -> bool {
@@ -773,6 +809,15 @@ mod tests {
                     }
                     prop_assert_eq!(raw.method(), whole.get("method").and_then(Value::as_str));
                     prop_assert_eq!(raw.has_escapes(), raw.as_str().contains('\\'));
+                    let live = serde_json::json!({"live": [7]});
+                    if let Some(spliced) = raw.text_with_id(&live) {
+                        let mut expected = whole.clone();
+                        if let Some(id) = expected.get_mut("id") {
+                            *id = live.clone();
+                        }
+                        let spliced: Value = serde_json::from_str(&spliced).unwrap();
+                        prop_assert_eq!(spliced, expected, "{}", text);
+                    }
                 }
             }
         }
