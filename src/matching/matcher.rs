@@ -35,7 +35,8 @@ fn is_poll(method: &str) -> bool {
 fn declaration(request: &Value) -> Option<u64> {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let declared = request
-        .pointer("/params/_meta")?
+        .get("params")?
+        .get("_meta")?
         .get(protocol::META_CLIENT_CAPABILITIES)?
         .as_object()?;
     let mut names: Vec<String> = Vec::new();
@@ -55,7 +56,7 @@ fn declaration(request: &Value) -> Option<u64> {
 
 /// The task a request names (`params.taskId`).
 fn task_id(request: &Value) -> Option<&str> {
-    request.pointer("/params/taskId")?.as_str()
+    request.get("params")?.get("taskId")?.as_str()
 }
 
 /// How a request is answered.
@@ -412,7 +413,9 @@ impl Matcher {
         let refusal = if in_order {
             self.in_order(cassette, request, key)
         } else {
-            self.by_content(recorded, key, declaration(request))
+            // Only modern requests declare capabilities in `_meta`.
+            let declared = index.modern.then(|| declaration(request)).flatten();
+            self.by_content(recorded, key, declared)
         };
         let refusal = match refusal {
             Ok(position) => {
