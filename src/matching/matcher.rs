@@ -142,7 +142,7 @@ struct Group {
 }
 
 /// A group's messages read: their keys, and their positions by key.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Keyed {
     /// Each message's key under the rules, in the group's order.
     keys: Vec<Key>,
@@ -193,6 +193,7 @@ fn keys_of(
     };
     crate::parallel::map_in_order(positions, threads, read)
 }
+
 /// What [`keys_of`] reads one recorded message with.
 struct Reading<'a> {
     rules: &'a Rules,
@@ -324,22 +325,16 @@ impl Index {
         })
     }
 
-    /// Interaction `position`'s key, and what its request declared.
-    fn entry(&self, cassette: &Cassette, position: usize) -> (Key, Option<u64>) {
-        let (number, at) = self.slots[position];
-        let keyed = self.keyed(cassette, number as usize);
-        (keyed.keys[at as usize], keyed.declared[at as usize])
-    }
-
     /// Interaction `position`'s key.
     fn key(&self, cassette: &Cassette, position: usize) -> Key {
-        self.entry(cassette, position).0
+        self.same_key(cassette, position).0
     }
 
     /// Interaction `position`'s key, and every position recorded with it.
     fn same_key(&self, cassette: &Cassette, position: usize) -> (Key, Option<&[usize]>) {
-        let key = self.key(cassette, position);
-        let keyed = self.keyed(cassette, self.slots[position].0 as usize);
+        let (number, at) = self.slots[position];
+        let keyed = self.keyed(cassette, number as usize);
+        let key = keyed.keys[at as usize];
         (key, keyed.by_key.get(&key).map(Vec::as_slice))
     }
 }
@@ -349,31 +344,26 @@ impl Matcher {
     /// message's params yet: each method's are read the first time a live
     /// message of that method asks.
     pub fn new(cassette: &Cassette, rules: Rules) -> Self {
-        let case_uses = vec![0; rules.cases.len()];
-        let index = Index::new(cassette, rules);
-        Matcher {
-            taken: KeyMap::default(),
-            taken_declared: KeyMap::default(),
-            cursor: 0,
-            used: vec![0; index.slots.len()],
-            case_uses,
-            task_changes: HashMap::new(),
-            index: Arc::new(index),
-        }
+        Self::starting(Arc::new(Index::new(cassette, rules)))
     }
 
     /// A matcher for the same cassette under the same rules with nothing
     /// handed out yet, sharing this one's index (and what it has read).
     /// Only for the cassette this one was made for.
     pub fn fresh(&self) -> Self {
+        Self::starting(Arc::clone(&self.index))
+    }
+
+    /// A matcher over `index` with nothing handed out yet.
+    fn starting(index: Arc<Index>) -> Self {
         Matcher {
             taken: KeyMap::default(),
             taken_declared: KeyMap::default(),
             cursor: 0,
-            used: vec![0; self.used.len()],
-            case_uses: vec![0; self.case_uses.len()],
+            used: vec![0; index.slots.len()],
+            case_uses: vec![0; index.rules.cases.len()],
             task_changes: HashMap::new(),
-            index: Arc::clone(&self.index),
+            index,
         }
     }
 
@@ -809,8 +799,12 @@ mod tests {
             keyed_methods(&matcher, &cassette),
             ["notifications/initialized", "tools/call"]
         );
-        // `tools/list` was never asked: reported unused, read to say so.
+        // `tools/list` was never asked: reported unused, without being read.
         assert_eq!(matcher.unused(&cassette), [0, 2, 4]);
+        assert_eq!(
+            keyed_methods(&matcher, &cassette),
+            ["notifications/initialized", "tools/call"]
+        );
     }
 
     #[test]
