@@ -44,6 +44,10 @@ struct Shape {
     /// when it has one within the first 4 GiB: replay splices the live id
     /// in there for every answer it writes.
     id_value: Option<(u32, u32)>,
+    /// Where the values of its (last) top-level `params` and `jsonrpc`
+    /// are, likewise: replay reads a live request's off its text.
+    params_value: Option<(u32, u32)>,
+    jsonrpc_value: Option<(u32, u32)>,
     /// Whether a top-level key is spelled with escapes: then only the tree
     /// can say what the keys are.
     escaped_keys: bool,
@@ -97,6 +101,12 @@ impl RawMessage {
     /// response without a tree; `None` when its keys are spelled with
     /// escapes, for the caller to go through the tree.
     pub fn text_with_id(&self, id: &Value) -> Option<String> {
+        self.text_with_id_text(&serde_json::to_string(id).expect("a Value serialises"))
+    }
+
+    /// [`RawMessage::text_with_id`] with the id's JSON text, as a live
+    /// request's text holds it.
+    pub(crate) fn text_with_id_text(&self, id: &str) -> Option<String> {
         if self.shape.escaped_keys {
             return None;
         }
@@ -110,10 +120,9 @@ impl RawMessage {
                 (start, start + value.len())
             }
         };
-        let id = serde_json::to_string(id).expect("a Value serialises");
         let mut out = String::with_capacity(text.len() + id.len());
         out.push_str(&text[..start]);
-        out.push_str(&id);
+        out.push_str(id);
         out.push_str(&text[end..]);
         Some(out)
     }
@@ -137,7 +146,18 @@ impl RawMessage {
     /// a message without escapes ([`RawMessage::has_escapes`]): keys are
     /// compared as written.
     pub(crate) fn member_text(&self, key: &str) -> Option<&str> {
-        last_member(&self.text, key)
+        let kept = match key {
+            "id" => self.shape.id_value,
+            "params" => self.shape.params_value,
+            "jsonrpc" => self.shape.jsonrpc_value,
+            _ => None,
+        };
+        match kept {
+            Some((start, end)) if !self.shape.escaped_keys => {
+                Some(&self.text[start as usize..end as usize])
+            }
+            _ => last_member(&self.text, key),
+        }
     }
 
     /// The tree of `params._meta` alone, parsed without the rest of the
@@ -357,6 +377,8 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
         method: Method::Absent,
         has_id: false,
         id_value: None,
+        params_value: None,
+        jsonrpc_value: None,
         escaped_keys: false,
         escapes: false,
     };
@@ -366,10 +388,11 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
     let mut key_next = false;
     // At depth 1: the next value is that of a `method` key.
     let mut method_next = false;
-    // At depth 1: the next value is that of an `id` key; then, while that
-    // value lasts, where it starts in the compact text.
-    let mut id_next = false;
-    let mut id_start: Option<usize> = None;
+    // At depth 1: the next value is that of a member whose span is kept
+    // (`id`, `params`, `jsonrpc`); then, while that value lasts, which and
+    // where it starts in the compact text.
+    let mut kept_next: Option<Kept> = None;
+    let mut kept_start: Option<(Kept, usize)> = None;
     let mut at = 0;
     while at < bytes.len() {
         let b = bytes[at];
@@ -385,9 +408,11 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
             at = end;
             continue;
         }
-        if depth == 1 && id_next && b != b':' {
-            id_next = false;
-            id_start = Some(landed(&out, run, at));
+        if depth == 1
+            && b != b':'
+            && let Some(kept) = kept_next.take()
+        {
+            kept_start = Some((kept, landed(&out, run, at)));
         }
         if depth == 1 && method_next && b != b':' {
             method_next = false;
@@ -422,7 +447,11 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
                         method_next = true;
                     } else if key == b"id" {
                         shape.has_id = true;
-                        id_next = true;
+                        kept_next = Some(Kept::Id);
+                    } else if key == b"params" {
+                        kept_next = Some(Kept::Params);
+                    } else if key == b"jsonrpc" {
+                        kept_next = Some(Kept::Jsonrpc);
                     }
                 }
                 at = end;
@@ -439,14 +468,14 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
             b']' | b'}' => {
                 depth -= 1;
                 if depth == 0
-                    && let Some(start) = id_start.take()
+                    && let Some((kept, start)) = kept_start.take()
                 {
-                    shape.id_value = span(start, landed(&out, run, at));
+                    *kept.span_in(&mut shape) = span(start, landed(&out, run, at));
                 }
             }
             b',' if depth == 1 => {
-                if let Some(start) = id_start.take() {
-                    shape.id_value = span(start, landed(&out, run, at));
+                if let Some((kept, start)) = kept_start.take() {
+                    *kept.span_in(&mut shape) = span(start, landed(&out, run, at));
                 }
                 key_next = object;
             }
@@ -472,6 +501,24 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
             depth: deepest,
         },
     )
+}
+
+/// A top-level member whose value's span a [`Shape`] keeps.
+#[derive(Clone, Copy)]
+enum Kept {
+    Id,
+    Params,
+    Jsonrpc,
+}
+
+impl Kept {
+    fn span_in(self, shape: &mut Shape) -> &mut Option<(u32, u32)> {
+        match self {
+            Kept::Id => &mut shape.id_value,
+            Kept::Params => &mut shape.params_value,
+            Kept::Jsonrpc => &mut shape.jsonrpc_value,
+        }
+    }
 }
 
 /// `start..end` as offsets a [`Shape`] keeps, if they fit.
@@ -792,11 +839,15 @@ mod tests {
             value in super::super::strategy::json_value(),
             id in proptest::option::of(super::super::strategy::json_value()),
             method in proptest::option::of(super::super::strategy::json_value()),
+            jsonrpc in proptest::option::of(super::super::strategy::json_value()),
             key in "[a-z\"\\\\]{0,3}",
         ) {
             let mut message = serde_json::json!({key: value.clone(), "params": {"id": 1, "method": "x"}});
             if let Some(id) = id {
                 message["id"] = id;
+            }
+            if let Some(jsonrpc) = jsonrpc {
+                message["jsonrpc"] = jsonrpc;
             }
             if let Some(method) = method {
                 message["method"] = method;
@@ -809,6 +860,12 @@ mod tests {
                     }
                     prop_assert_eq!(raw.method(), whole.get("method").and_then(Value::as_str));
                     prop_assert_eq!(raw.has_escapes(), raw.as_str().contains('\\'));
+                    if !raw.has_escapes() {
+                        for key in ["id", "params", "jsonrpc", "nothing"] {
+                            let read = raw.member_text(key).map(parse);
+                            prop_assert_eq!(read.as_ref(), whole.get(key), "{} in {}", key, text);
+                        }
+                    }
                     let live = serde_json::json!({"live": [7]});
                     if let Some(spliced) = raw.text_with_id(&live) {
                         let mut expected = whole.clone();

@@ -59,6 +59,17 @@ fn task_id(request: &Value) -> Option<&str> {
     request.get("params")?.get("taskId")?.as_str()
 }
 
+/// What matching reads of a live request, from its tree or its text.
+struct Live<'a> {
+    method: &'a str,
+    /// Its key, situation included.
+    key: Key,
+    /// The task it names (`params.taskId`).
+    task: Option<&'a str>,
+    /// The capabilities it declares ([`declaration`]).
+    declared: Option<u64>,
+}
+
 /// How a request is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
@@ -388,42 +399,18 @@ impl Matcher {
     ) -> Result<Answer, Refusal> {
         let index = Arc::clone(&self.index);
         let base = index.rules.key(MessageKind::Request, request);
-        let key = situation_key(base, index.modern, request, situation);
         let method = crate::jsonrpc::method(request).unwrap_or_default();
-        let recorded = index.group(cassette, MessageKind::Request, method);
-        // Handshakes and `ping` are answered outside the order: by content,
-        // whatever the strategy, so their recordings count as used.
-        let poll = is_poll(method);
-        let in_order = index.rules.strategy != Strategy::Keyed
-            && !OUT_OF_ORDER_METHODS.contains(&method)
-            && !poll;
-        if poll && let Some(recorded) = recorded {
-            self.skip_stale_polls(recorded, request, key);
-        }
-        let refusal = if in_order {
-            self.in_order(cassette, request, key)
-        } else {
+        let live = Live {
+            method,
+            key: situation_key(base, index.modern, request, situation),
+            task: task_id(request),
             // Only modern requests declare capabilities in `_meta`.
-            let declared = index.modern.then(|| declaration(request)).flatten();
-            self.by_content(recorded, key, declared)
+            declared: index.modern.then(|| declaration(request)).flatten(),
         };
-        let refusal = match refusal {
-            Ok(position) => {
-                if !poll && let Some(task) = task_id(request) {
-                    let change = self.task_changes.entry(task.to_owned()).or_default();
-                    *change = (*change).max(position);
-                }
-                return Ok(self.use_recorded(position, Answer::Recorded));
-            }
+        let refusal = match self.recorded(cassette, &live) {
+            Ok(answer) => return Ok(answer),
             Err(refusal) => refusal,
         };
-        let repeat = poll || index.rules.on_exhausted == OnExhausted::RepeatLast;
-        if matches!(refusal, Refusal::Exhausted { .. })
-            && repeat
-            && let Some(last) = self.last_taken(cassette, recorded, request, key, in_order)
-        {
-            return Ok(self.use_recorded(last, Answer::Repeated));
-        }
         match index
             .rules
             .case_for(method, crate::jsonrpc::params(request))
@@ -436,6 +423,78 @@ impl Matcher {
         }
     }
 
+    /// [`Matcher::request`] read from the request's text, for the requests
+    /// whose text says all that matching needs: a legacy cassette's (only
+    /// modern requests declare anything in `_meta`), in the ordinary
+    /// situation, naming no task, under rules that do not reshape its
+    /// params. Recorded answers only: a refusal is for the caller to take
+    /// to [`Matcher::request`] with the tree, which may find a
+    /// hand-written case (a refused lookup changes nothing). `None` when
+    /// the text cannot say.
+    pub(crate) fn request_text(
+        &mut self,
+        cassette: &Cassette,
+        request: &RawMessage,
+    ) -> Option<Result<Answer, Refusal>> {
+        if self.index.modern {
+            return None;
+        }
+        let key = self
+            .index
+            .rules
+            .key_from_text(MessageKind::Request, request)?;
+        let params = request.member_text("params").unwrap_or_default();
+        if memchr::memmem::find(params.as_bytes(), b"\"taskId\"").is_some() {
+            return None;
+        }
+        let live = Live {
+            method: request.method()?,
+            key,
+            task: None,
+            declared: None,
+        };
+        Some(self.recorded(cassette, &live))
+    }
+
+    /// The recorded interaction that answers `live`, marked used.
+    fn recorded(&mut self, cassette: &Cassette, live: &Live<'_>) -> Result<Answer, Refusal> {
+        let index = Arc::clone(&self.index);
+        let (method, key) = (live.method, live.key);
+        let recorded = index.group(cassette, MessageKind::Request, method);
+        // Handshakes and `ping` are answered outside the order: by content,
+        // whatever the strategy, so their recordings count as used.
+        let poll = is_poll(method);
+        let in_order = index.rules.strategy != Strategy::Keyed
+            && !OUT_OF_ORDER_METHODS.contains(&method)
+            && !poll;
+        if poll && let Some(recorded) = recorded {
+            self.skip_stale_polls(recorded, live);
+        }
+        let refusal = if in_order {
+            self.in_order(cassette, method, key)
+        } else {
+            self.by_content(recorded, key, live.declared)
+        };
+        let refusal = match refusal {
+            Ok(position) => {
+                if !poll && let Some(task) = live.task {
+                    let change = self.task_changes.entry(task.to_owned()).or_default();
+                    *change = (*change).max(position);
+                }
+                return Ok(self.use_recorded(position, Answer::Recorded));
+            }
+            Err(refusal) => refusal,
+        };
+        let repeat = poll || index.rules.on_exhausted == OnExhausted::RepeatLast;
+        if matches!(refusal, Refusal::Exhausted { .. })
+            && repeat
+            && let Some(last) = self.last_taken(cassette, recorded, method, key, in_order)
+        {
+            return Ok(self.use_recorded(last, Answer::Repeated));
+        }
+        Err(refusal)
+    }
+
     fn use_recorded(&mut self, position: usize, answer: fn(usize) -> Answer) -> Answer {
         self.used[position] += 1;
         answer(position)
@@ -444,14 +503,14 @@ impl Matcher {
     /// Moves past the recorded polls of a task that came before the latest
     /// change to it a client made: after a `tasks/cancel`, a slower client
     /// gets the states recorded after the cancel, not those before it.
-    fn skip_stale_polls(&mut self, recorded: &Keyed, request: &Value, key: Key) {
-        let Some(&change) = task_id(request).and_then(|task| self.task_changes.get(task)) else {
+    fn skip_stale_polls(&mut self, recorded: &Keyed, live: &Live<'_>) {
+        let Some(&change) = live.task.and_then(|task| self.task_changes.get(task)) else {
             return;
         };
-        let Some(positions) = recorded.by_key.get(&key) else {
+        let Some(positions) = recorded.by_key.get(&live.key) else {
             return;
         };
-        let taken = self.taken.entry(key).or_default();
+        let taken = self.taken.entry(live.key).or_default();
         while positions.get(*taken).is_some_and(|&p| p < change) {
             *taken += 1;
         }
@@ -497,33 +556,28 @@ impl Matcher {
     }
 
     /// `sequential` and `strict`: the interaction due next, if it fits.
-    fn in_order(
-        &mut self,
-        cassette: &Cassette,
-        request: &Value,
-        key: Key,
-    ) -> Result<usize, Refusal> {
+    fn in_order(&mut self, cassette: &Cassette, method: &str, key: Key) -> Result<usize, Refusal> {
         let Some(expected) = self.due() else {
-            let answered = self.same_request(cassette, request, key).count();
+            let answered = self.same_request(cassette, method, key).count();
             return Err(if answered == 0 {
                 Refusal::Missing
             } else {
                 Refusal::Exhausted { answered }
             });
         };
-        if !self.fits(cassette, expected, request, key) {
+        if !self.fits(cassette, expected, method, key) {
             return Err(Refusal::OutOfOrder { expected });
         }
         self.cursor += 1;
         Ok(expected)
     }
 
-    /// Whether recorded interaction `position` answers `request` under the
-    /// strategy (method only for `sequential`, the key otherwise; a key
-    /// names its method, so another method's are never read).
-    fn fits(&self, cassette: &Cassette, position: usize, request: &Value, key: Key) -> bool {
-        let same_method =
-            Some(cassette.interactions[position].method()) == crate::jsonrpc::method(request);
+    /// Whether recorded interaction `position` answers a request of
+    /// `method` with `key` under the strategy (method only for
+    /// `sequential`, the key otherwise; a key names its method, so another
+    /// method's are never read).
+    fn fits(&self, cassette: &Cassette, position: usize, method: &str, key: Key) -> bool {
+        let same_method = cassette.interactions[position].method() == method;
         match self.index.rules.strategy {
             Strategy::Sequential => same_method,
             Strategy::Keyed | Strategy::Strict => {
@@ -532,29 +586,30 @@ impl Matcher {
         }
     }
 
-    /// Recorded requests that answer `request` and were already used.
+    /// Recorded requests that answer a request of `method` with `key` and
+    /// were already used.
     fn same_request<'a>(
         &'a self,
         cassette: &'a Cassette,
-        request: &'a Value,
+        method: &'a str,
         key: Key,
     ) -> impl Iterator<Item = usize> + 'a {
         self.index.order[..self.cursor]
             .iter()
             .copied()
-            .filter(move |&p| self.fits(cassette, p, request, key))
+            .filter(move |&p| self.fits(cassette, p, method, key))
     }
 
     fn last_taken(
         &self,
         cassette: &Cassette,
         recorded: Option<&Keyed>,
-        request: &Value,
+        method: &str,
         key: Key,
         in_order: bool,
     ) -> Option<usize> {
         if in_order {
-            self.same_request(cassette, request, key).last()
+            self.same_request(cassette, method, key).last()
         } else {
             recorded?.by_key.get(&key)?.last().copied()
         }

@@ -564,6 +564,14 @@ impl Redactor {
         }
     }
 
+    /// Whether [`Redactor::masked`] might change the message whose whole
+    /// text is `line`, told without parsing it: never a false "no" (replay
+    /// reads plain requests from their text when it is "no").
+    pub fn might_mask_text(&self, line: &[u8]) -> bool {
+        let inner = &*self.inner;
+        !inner.selectors.is_empty() || inner.numeric || self.might_contain(line)
+    }
+
     /// A raw line as forwarded (normally one JSON message): borrowed and
     /// byte-identical when nothing needs masking, else the redacted message
     /// re-serialized compactly (surrounding whitespace, such as the line's

@@ -19,6 +19,8 @@ use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
+mod plain;
+
 use super::answers::{ANSWER_MISMATCH, AnswerMismatch};
 use super::cross_era::{self, CrossEra, Translation};
 use super::report::{self, Miss};

@@ -23,6 +23,15 @@ impl Handler for Engine {
         self.handle_message_in(message, sink, tasks, situation)
     }
 
+    fn handle_text(
+        self: Arc<Self>,
+        line: &[u8],
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+    ) -> Option<Handled> {
+        self.answer_text(line, sink, tasks)
+    }
+
     fn open(self: Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
         self.play_opening(sink, tasks);
     }

@@ -43,6 +43,21 @@ pub trait Handler: Send + Sync + std::fmt::Debug + 'static {
         situation: &HttpSituation,
     ) -> Handled;
 
+    /// Handles a line of newline-delimited JSON straight from its text,
+    /// when this handler can tell from the text alone how to answer it
+    /// (replay's plain requests); `None` hands it back, to be parsed and
+    /// given to [`Handler::handle`]. Only for messages in the ordinary
+    /// situation.
+    fn handle_text(
+        self: Arc<Self>,
+        line: &[u8],
+        sink: &Sink,
+        tasks: &mut JoinSet<()>,
+    ) -> Option<Handled> {
+        let _ = (line, sink, tasks);
+        None
+    }
+
     /// A connection (stdio) or session (HTTP GET stream) opened: what the
     /// server sends unprompted goes to `sink`.
     fn open(self: Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {

@@ -21,6 +21,9 @@ pub fn handle_line<H: Handler + ?Sized>(
     sink: &Sink,
     tasks: &mut JoinSet<()>,
 ) {
+    if Arc::clone(handler).handle_text(line, sink, tasks).is_some() {
+        return;
+    }
     let parsed = crate::json::parse_message(line);
     match &parsed {
         Ok(Value::Array(batch)) => sink.note_ids(line, batch, true),
