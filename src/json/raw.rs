@@ -44,10 +44,6 @@ struct Shape {
     /// when it has one within the first 4 GiB: replay splices the live id
     /// in there for every answer it writes.
     id_value: Option<(u32, u32)>,
-    /// Where the values of its (last) top-level `params` and `jsonrpc`
-    /// are, likewise: replay reads a live request's off its text.
-    params_value: Option<(u32, u32)>,
-    jsonrpc_value: Option<(u32, u32)>,
     /// Whether a top-level key is spelled with escapes: then only the tree
     /// can say what the keys are.
     escaped_keys: bool,
@@ -146,18 +142,7 @@ impl RawMessage {
     /// a message without escapes ([`RawMessage::has_escapes`]): keys are
     /// compared as written.
     pub(crate) fn member_text(&self, key: &str) -> Option<&str> {
-        let kept = match key {
-            "id" => self.shape.id_value,
-            "params" => self.shape.params_value,
-            "jsonrpc" => self.shape.jsonrpc_value,
-            _ => None,
-        };
-        match kept {
-            Some((start, end)) if !self.shape.escaped_keys => {
-                Some(&self.text[start as usize..end as usize])
-            }
-            _ => last_member(&self.text, key),
-        }
+        last_member(&self.text, key)
     }
 
     /// The tree of `params._meta` alone, parsed without the rest of the
@@ -354,6 +339,11 @@ fn parse(text: &str) -> Value {
 /// What [`scan`] saw besides the compact text.
 struct Scanned {
     shape: Shape,
+    /// Where the values of the (last) top-level `params` and `jsonrpc`
+    /// are, for a [`LiveRequest`] (recorded messages do not keep them: a
+    /// cassette holds hundreds of thousands).
+    params_value: Option<(u32, u32)>,
+    jsonrpc_value: Option<(u32, u32)>,
     /// How deep the text nests.
     depth: usize,
 }
@@ -377,8 +367,6 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
         method: Method::Absent,
         has_id: false,
         id_value: None,
-        params_value: None,
-        jsonrpc_value: None,
         escaped_keys: false,
         escapes: false,
     };
@@ -393,6 +381,7 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
     // where it starts in the compact text.
     let mut kept_next: Option<Kept> = None;
     let mut kept_start: Option<(Kept, usize)> = None;
+    let (mut params_value, mut jsonrpc_value) = (None, None);
     let mut at = 0;
     while at < bytes.len() {
         let b = bytes[at];
@@ -470,12 +459,14 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
                 if depth == 0
                     && let Some((kept, start)) = kept_start.take()
                 {
-                    *kept.span_in(&mut shape) = span(start, landed(&out, run, at));
+                    let spans = (&mut shape.id_value, &mut params_value, &mut jsonrpc_value);
+                    *kept.span_in(spans) = span(start, landed(&out, run, at));
                 }
             }
             b',' if depth == 1 => {
                 if let Some((kept, start)) = kept_start.take() {
-                    *kept.span_in(&mut shape) = span(start, landed(&out, run, at));
+                    let spans = (&mut shape.id_value, &mut params_value, &mut jsonrpc_value);
+                    *kept.span_in(spans) = span(start, landed(&out, run, at));
                 }
                 key_next = object;
             }
@@ -498,6 +489,8 @@ fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
         text,
         Scanned {
             shape,
+            params_value,
+            jsonrpc_value,
             depth: deepest,
         },
     )
@@ -511,12 +504,74 @@ enum Kept {
     Jsonrpc,
 }
 
+/// The spans of `id`, `params` and `jsonrpc` as [`scan`] fills them.
+type Spans<'a> = (
+    &'a mut Option<(u32, u32)>,
+    &'a mut Option<(u32, u32)>,
+    &'a mut Option<(u32, u32)>,
+);
+
 impl Kept {
-    fn span_in(self, shape: &mut Shape) -> &mut Option<(u32, u32)> {
+    fn span_in(self, (id, params, jsonrpc): Spans<'_>) -> &mut Option<(u32, u32)> {
         match self {
-            Kept::Id => &mut shape.id_value,
-            Kept::Params => &mut shape.params_value,
-            Kept::Jsonrpc => &mut shape.jsonrpc_value,
+            Kept::Id => id,
+            Kept::Params => params,
+            Kept::Jsonrpc => jsonrpc,
+        }
+    }
+}
+
+/// A live request read as text: the message, and where its top-level
+/// `params` and `jsonrpc` are, so that replay reads them without walking
+/// the text again.
+pub(crate) struct LiveRequest {
+    /// The request.
+    pub(crate) message: RawMessage,
+    params: Option<(u32, u32)>,
+    jsonrpc: Option<(u32, u32)>,
+}
+
+impl LiveRequest {
+    /// Reads `bytes` as one JSON value; `None` if it is not one, or nests
+    /// too deep.
+    pub(crate) fn read(bytes: &[u8]) -> Option<Self> {
+        let raw: &RawValue = serde_json::from_slice(bytes).ok()?;
+        let (text, scanned) = scan(raw.get());
+        if scanned.depth > super::MAX_DEPTH {
+            return None;
+        }
+        Some(LiveRequest {
+            message: RawMessage {
+                text: text.into(),
+                shape: scanned.shape,
+                tree: OnceLock::new(),
+            },
+            params: scanned.params_value,
+            jsonrpc: scanned.jsonrpc_value,
+        })
+    }
+
+    /// The text of its `params`, when the keys are spelled plainly.
+    pub(crate) fn params(&self) -> Option<&str> {
+        self.kept(self.params, "params")
+    }
+
+    /// The text of its `id`, likewise.
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.kept(self.message.shape.id_value, "id")
+    }
+
+    /// The text of its `jsonrpc`, likewise.
+    pub(crate) fn jsonrpc(&self) -> Option<&str> {
+        self.kept(self.jsonrpc, "jsonrpc")
+    }
+
+    fn kept(&self, span: Option<(u32, u32)>, key: &str) -> Option<&str> {
+        match span {
+            Some((start, end)) if !self.message.shape.escaped_keys => {
+                Some(&self.message.text[start as usize..end as usize])
+            }
+            _ => self.message.member_text(key),
         }
     }
 }
@@ -861,8 +916,11 @@ mod tests {
                     prop_assert_eq!(raw.method(), whole.get("method").and_then(Value::as_str));
                     prop_assert_eq!(raw.has_escapes(), raw.as_str().contains('\\'));
                     if !raw.has_escapes() {
-                        for key in ["id", "params", "jsonrpc", "nothing"] {
-                            let read = raw.member_text(key).map(parse);
+                        let live = LiveRequest::read(text.as_bytes()).unwrap();
+                        prop_assert_eq!(live.message.as_str(), raw.as_str());
+                        let read = [live.message.member_text("id"), live.params(), live.jsonrpc()];
+                        for (read, key) in read.into_iter().zip(["id", "params", "jsonrpc"]) {
+                            let read = read.map(parse);
                             prop_assert_eq!(read.as_ref(), whole.get(key), "{} in {}", key, text);
                         }
                     }

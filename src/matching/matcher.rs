@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{Key, KeyMap, MessageKind, OnExhausted, Rules, Strategy};
 use crate::cassette::{Cassette, ClientMessage, Interaction};
-use crate::json::RawMessage;
+use crate::json::{LiveRequest, RawMessage};
 use crate::protocol::{self, Era};
 
 /// Methods answered outside the matcher's order: handshakes are answered
@@ -434,21 +434,22 @@ impl Matcher {
     pub(crate) fn request_text(
         &mut self,
         cassette: &Cassette,
-        request: &RawMessage,
+        request: &LiveRequest,
     ) -> Option<Result<Answer, Refusal>> {
-        if self.index.modern {
+        if self.index.modern || request.message.has_escapes() {
             return None;
         }
-        let key = self
-            .index
-            .rules
-            .key_from_text(MessageKind::Request, request)?;
-        let params = request.member_text("params").unwrap_or_default();
-        if memchr::memmem::find(params.as_bytes(), b"\"taskId\"").is_some() {
+        let method = request.message.method()?;
+        let params = request.params();
+        let rules = &self.index.rules;
+        let key = rules.key_from_params_text(MessageKind::Request, method, params)?;
+        let names_task =
+            params.is_some_and(|p| memchr::memmem::find(p.as_bytes(), b"\"taskId\"").is_some());
+        if names_task {
             return None;
         }
         let live = Live {
-            method: request.method()?,
+            method,
             key,
             task: None,
             declared: None,

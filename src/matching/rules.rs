@@ -72,10 +72,21 @@ impl Rules {
             return None;
         }
         let method = message.method().unwrap_or_default();
+        self.key_from_params_text(kind, method, message.member_text("params"))
+    }
+
+    /// [`Rules::key_from_text`] from the text of a message's `params`
+    /// (which holds no escapes), found by the caller.
+    pub(crate) fn key_from_params_text(
+        &self,
+        kind: MessageKind,
+        method: &str,
+        params: Option<&str>,
+    ) -> Option<Key> {
         if !self.ignore.is_empty() || self.keys.contains_key(method) {
             return None;
         }
-        let params = match message.member_text("params") {
+        let params = match params {
             None => "{}".to_owned(),
             Some(text) if text.starts_with('{') => json::canonical_text(text, Some("_meta"))?,
             Some(text) => json::canonical_text(text, None)?,

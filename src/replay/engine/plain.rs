@@ -21,7 +21,7 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::Engine;
-use crate::json::RawMessage;
+use crate::json::LiveRequest;
 use crate::matching::Answer;
 use crate::replay::cross_era::{CrossEra, Translation};
 use crate::serve::{Handled, Pace, Sink};
@@ -44,11 +44,11 @@ impl Engine {
         if !self.reads_as_text(line) {
             return None;
         }
-        let request: RawMessage = serde_json::from_slice(line).ok()?;
-        let id = plain_id(request.member_text("id")?)?;
-        let method = request.method()?;
-        let params = request.member_text("params");
-        if request.member_text("jsonrpc") != Some(r#""2.0""#)
+        let request = LiveRequest::read(line)?;
+        let id = plain_id(request.id()?)?;
+        let method = request.message.method()?;
+        let params = request.params();
+        if request.jsonrpc() != Some(r#""2.0""#)
             || TREE_METHODS.contains(&method)
             || params.is_some_and(|p| !(p.starts_with('{') || p.starts_with('[')))
         {
@@ -73,7 +73,7 @@ impl Engine {
                 return Some(Handled::Answered(Some(position)));
             }
         }
-        let request = request.into_value();
+        let request = request.message.into_value();
         Some(Handled::Answered(Some(
             self.play_request(position, request, sink, tasks),
         )))
