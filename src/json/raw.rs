@@ -208,15 +208,21 @@ impl RawMessage {
     /// Compacts JSON text serde_json has already accepted, or says how
     /// deep it nests if that is deeper than a message may.
     fn from_valid(text: &str) -> Result<Self, TooDeep> {
+        Self::from_valid_scanned(text).map(|(message, _)| message)
+    }
+
+    /// [`RawMessage::from_valid`], and all that its pass saw.
+    fn from_valid_scanned(text: &str) -> Result<(Self, Scanned), TooDeep> {
         let (text, scanned) = scan(text);
         if scanned.depth > super::MAX_DEPTH {
             return Err(TooDeep(scanned.depth));
         }
-        Ok(RawMessage {
+        let message = RawMessage {
             text: text.into(),
             shape: scanned.shape,
             tree: OnceLock::new(),
-        })
+        };
+        Ok((message, scanned))
     }
 
     /// Text that is compact already (a `Value` serialised).
@@ -536,16 +542,9 @@ impl LiveRequest {
     /// too deep.
     pub(crate) fn read(bytes: &[u8]) -> Option<Self> {
         let raw: &RawValue = serde_json::from_slice(bytes).ok()?;
-        let (text, scanned) = scan(raw.get());
-        if scanned.depth > super::MAX_DEPTH {
-            return None;
-        }
+        let (message, scanned) = RawMessage::from_valid_scanned(raw.get()).ok()?;
         Some(LiveRequest {
-            message: RawMessage {
-                text: text.into(),
-                shape: scanned.shape,
-                tree: OnceLock::new(),
-            },
+            message,
             params: scanned.params_value,
             jsonrpc: scanned.jsonrpc_value,
         })
