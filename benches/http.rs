@@ -313,10 +313,13 @@ struct Env {
 }
 
 impl Env {
-    /// Builds the binaries and examples with the bench profile (release
-    /// settings, same output folder, so nothing is built twice) and finds them.
+    /// Builds the binaries and examples with this bench's own profile
+    /// (same output folder, so nothing is built twice) and finds them.
     fn prepare() -> io::Result<Self> {
-        progress("building binaries and examples (cargo build --profile bench --bins --examples)");
+        progress(&format!(
+            "building binaries and examples (cargo build --profile {} --bins --examples)",
+            common::PROFILE
+        ));
         let (mcpcassette, live_server) = common::build("rmcp_http_server")?;
         Ok(Env {
             this_exe: std::env::current_exe()?,

@@ -11,9 +11,20 @@ use std::time::Duration;
 /// Names an `mcpcassette` binary to measure instead of this tree's.
 pub const BINARY_VAR: &str = "MCPCASSETTE_BENCH_BINARY";
 
-/// Builds the binaries and examples with the bench profile (release
-/// settings, same output folder, so nothing is built twice); returns the
-/// `mcpcassette` binary and the example named `example`.
+/// The profile this bench was built with, and builds what it measures
+/// with: `bench` for figures; `dev` only for CI's smoke run, whose figures
+/// mean nothing.
+pub const PROFILE: &str = if cfg!(debug_assertions) {
+    "dev"
+} else {
+    "bench"
+};
+
+/// Builds the binaries and examples with the profile this bench was built
+/// with (same output folder, so nothing is built twice): `bench` for
+/// figures, `dev` for CI's smoke (`cargo bench --profile dev -- --quick`),
+/// which reuses what `cargo test` built. Returns the `mcpcassette` binary
+/// and the example named `example`.
 pub fn build(example: &str) -> io::Result<(PathBuf, PathBuf)> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let mut cargo = Command::new(env!("CARGO"));
@@ -41,7 +52,7 @@ pub fn build(example: &str) -> io::Result<(PathBuf, PathBuf)> {
         .args([
             "build",
             "--profile",
-            "bench",
+            PROFILE,
             "--bins",
             "--examples",
             "--manifest-path",
