@@ -6,6 +6,7 @@
 //! This is the bottom layer: it imports nothing else from the crate.
 
 mod canonical;
+mod compact;
 mod depth;
 mod file;
 mod locate;

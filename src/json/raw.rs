@@ -7,6 +7,7 @@
 //! [`RawMessage`] keeps the compact text instead and builds the tree the
 //! first time something asks for it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::OnceLock;
@@ -14,6 +15,8 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+use super::compact::{Method, Scanned, Shape, scan, string_end};
 
 /// A JSON message as recorded: its compact text, and its `Value` tree once
 /// something has read it (through `Deref`, [`RawMessage::value`]).
@@ -30,38 +33,6 @@ pub struct RawMessage {
     /// once rather than walked for again.
     shape: Shape,
     tree: OnceLock<Box<Value>>,
-}
-
-/// What [`scan`] finds out about a message's text on its one pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Shape {
-    /// Where its top-level `method` is.
-    method: Method,
-    /// Whether it has a top-level `id` (only when no top-level key is
-    /// spelled with escapes).
-    has_id: bool,
-    /// Where the value of its (last) top-level `id` is, `text[start..end]`,
-    /// when it has one within the first 4 GiB: replay splices the live id
-    /// in there for every answer it writes.
-    id_value: Option<(u32, u32)>,
-    /// Whether a top-level key is spelled with escapes: then only the tree
-    /// can say what the keys are.
-    escaped_keys: bool,
-    /// Whether the text holds a backslash anywhere.
-    escapes: bool,
-}
-
-/// Where a message's top-level `method` string is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
-    /// It has none.
-    Absent,
-    /// It has one, but not a string.
-    NotString,
-    /// `text[start..end]`, which needs no unescaping.
-    At { start: u32, end: u32 },
-    /// Spelled with escapes (or past 4 GiB): read it from the tree.
-    InTree,
 }
 
 impl RawMessage {
@@ -207,18 +178,27 @@ impl RawMessage {
 
     /// Compacts JSON text serde_json has already accepted, or says how
     /// deep it nests if that is deeper than a message may.
-    fn from_valid(text: &str) -> Result<Self, TooDeep> {
+    /// Text that is compact already is kept as it is handed over: an owned
+    /// `Box<str>` is not copied.
+    fn from_valid(text: Box<str>) -> Result<Self, TooDeep> {
         Self::from_valid_scanned(text).map(|(message, _)| message)
     }
 
     /// [`RawMessage::from_valid`], and all that its pass saw.
-    fn from_valid_scanned(text: &str) -> Result<(Self, Scanned), TooDeep> {
-        let (text, scanned) = scan(text);
+    fn from_valid_scanned<T>(text: T) -> Result<(Self, Scanned), TooDeep>
+    where
+        T: AsRef<str> + Into<Box<str>>,
+    {
+        let (compacted, scanned) = scan(text.as_ref());
         if scanned.depth > super::MAX_DEPTH {
             return Err(TooDeep(scanned.depth));
         }
+        let compacted = match compacted {
+            Cow::Owned(compacted) => Some(compacted.into_boxed_str()),
+            Cow::Borrowed(_) => None,
+        };
         let message = RawMessage {
-            text: text.into(),
+            text: compacted.unwrap_or_else(|| text.into()),
             shape: scanned.shape,
             tree: OnceLock::new(),
         };
@@ -342,191 +322,6 @@ fn parse(text: &str) -> Value {
     super::unbounded(text.as_bytes()).expect("a RawMessage holds valid JSON")
 }
 
-/// What [`scan`] saw besides the compact text.
-struct Scanned {
-    shape: Shape,
-    /// Where the values of the (last) top-level `params` and `jsonrpc`
-    /// are, for a [`LiveRequest`] (recorded messages do not keep them: a
-    /// cassette holds hundreds of thousands).
-    params_value: Option<(u32, u32)>,
-    jsonrpc_value: Option<(u32, u32)>,
-    /// How deep the text nests.
-    depth: usize,
-}
-
-/// `text` without the whitespace between tokens, how deep it nests, and
-/// what its top level holds. One pass over valid JSON, jumping over strings
-/// (most of the bytes); text that is compact already is not copied.
-fn scan(text: &str) -> (std::borrow::Cow<'_, str>, Scanned) {
-    let bytes = text.as_bytes();
-    let mut out: Option<String> = None;
-    // The start of the bytes not yet copied to `out`.
-    let mut run = 0;
-    // Where input offset `at` (not inside skipped whitespace) lands in the
-    // compact text.
-    let landed = |out: &Option<String>, run: usize, at: usize| match out {
-        Some(out) => out.len() + (at - run),
-        None => at,
-    };
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let mut shape = Shape {
-        method: Method::Absent,
-        has_id: false,
-        id_value: None,
-        escaped_keys: false,
-        escapes: false,
-    };
-    // Whether the top level is an object, whose members are at depth 1.
-    let mut object = false;
-    // At depth 1: the next string is a key (just past `{` or `,`).
-    let mut key_next = false;
-    // At depth 1: the next value is that of a `method` key.
-    let mut method_next = false;
-    // At depth 1: the next value is that of a member whose span is kept
-    // (`id`, `params`, `jsonrpc`); then, while that value lasts, which and
-    // where it starts in the compact text.
-    let mut kept_next: Option<Kept> = None;
-    let mut kept_start: Option<(Kept, usize)> = None;
-    let (mut params_value, mut jsonrpc_value) = (None, None);
-    let mut at = 0;
-    while at < bytes.len() {
-        let b = bytes[at];
-        if is_space(b) {
-            // Whitespace is ASCII, so every cut falls on a character boundary.
-            let end = bytes[at..]
-                .iter()
-                .position(|&b| !is_space(b))
-                .map_or(bytes.len(), |n| at + n);
-            out.get_or_insert_with(|| String::with_capacity(text.len()))
-                .push_str(&text[run..at]);
-            run = end;
-            at = end;
-            continue;
-        }
-        if depth == 1
-            && b != b':'
-            && let Some(kept) = kept_next.take()
-        {
-            kept_start = Some((kept, landed(&out, run, at)));
-        }
-        if depth == 1 && method_next && b != b':' {
-            method_next = false;
-            if b == b'"' {
-                let (end, escaped) = string_end_seen(bytes, at + 1);
-                shape.escapes |= escaped;
-                let start = landed(&out, run, at + 1);
-                let span = (
-                    u32::try_from(start),
-                    u32::try_from(start + (end - 1 - (at + 1))),
-                );
-                shape.method = match span {
-                    (Ok(start), Ok(end)) if !escaped => Method::At { start, end },
-                    _ => Method::InTree,
-                };
-                at = end;
-                continue;
-            }
-            // Not a string; what follows is read below.
-        }
-        match b {
-            b'"' => {
-                let (end, escaped) = string_end_seen(bytes, at + 1);
-                shape.escapes |= escaped;
-                if depth == 1 && key_next {
-                    key_next = false;
-                    let key = &bytes[at + 1..end - 1];
-                    if escaped {
-                        shape.escaped_keys = true;
-                    } else if key == b"method" {
-                        shape.method = Method::NotString;
-                        method_next = true;
-                    } else if key == b"id" {
-                        shape.has_id = true;
-                        kept_next = Some(Kept::Id);
-                    } else if key == b"params" {
-                        kept_next = Some(Kept::Params);
-                    } else if key == b"jsonrpc" {
-                        kept_next = Some(Kept::Jsonrpc);
-                    }
-                }
-                at = end;
-                continue;
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-                if depth == 1 {
-                    object = b == b'{';
-                    key_next = object;
-                }
-            }
-            b']' | b'}' => {
-                depth -= 1;
-                if depth == 0
-                    && let Some((kept, start)) = kept_start.take()
-                {
-                    let spans = (&mut shape.id_value, &mut params_value, &mut jsonrpc_value);
-                    *kept.span_in(spans) = span(start, landed(&out, run, at));
-                }
-            }
-            b',' if depth == 1 => {
-                if let Some((kept, start)) = kept_start.take() {
-                    let spans = (&mut shape.id_value, &mut params_value, &mut jsonrpc_value);
-                    *kept.span_in(spans) = span(start, landed(&out, run, at));
-                }
-                key_next = object;
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    if shape.escaped_keys {
-        // A key spelled with escapes could be `method` or `id`.
-        shape.method = Method::InTree;
-    }
-    let text = match out {
-        Some(mut out) => {
-            out.push_str(&text[run..]);
-            out.into()
-        }
-        None => text.into(),
-    };
-    (
-        text,
-        Scanned {
-            shape,
-            params_value,
-            jsonrpc_value,
-            depth: deepest,
-        },
-    )
-}
-
-/// A top-level member whose value's span a [`Shape`] keeps.
-#[derive(Clone, Copy)]
-enum Kept {
-    Id,
-    Params,
-    Jsonrpc,
-}
-
-/// The spans of `id`, `params` and `jsonrpc` as [`scan`] fills them.
-type Spans<'a> = (
-    &'a mut Option<(u32, u32)>,
-    &'a mut Option<(u32, u32)>,
-    &'a mut Option<(u32, u32)>,
-);
-
-impl Kept {
-    fn span_in(self, (id, params, jsonrpc): Spans<'_>) -> &mut Option<(u32, u32)> {
-        match self {
-            Kept::Id => id,
-            Kept::Params => params,
-            Kept::Jsonrpc => jsonrpc,
-        }
-    }
-}
-
 /// A live request read as text: the message, and where its top-level
 /// `params` and `jsonrpc` are, so that replay reads them without walking
 /// the text again.
@@ -573,38 +368,6 @@ impl LiveRequest {
             _ => self.message.member_text(key),
         }
     }
-}
-
-/// `start..end` as offsets a [`Shape`] keeps, if they fit.
-fn span(start: usize, end: usize) -> Option<(u32, u32)> {
-    Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
-}
-
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
-}
-
-/// Just past the quote that closes the string whose contents start at
-/// `at`.
-fn string_end(bytes: &[u8], at: usize) -> usize {
-    string_end_seen(bytes, at).0
-}
-
-/// [`string_end`], and whether the string holds an escape.
-fn string_end_seen(bytes: &[u8], mut at: usize) -> (usize, bool) {
-    let mut escaped = false;
-    while let Some(n) = bytes
-        .get(at..)
-        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-    {
-        if bytes[at + n] == b'"' {
-            return (at + n + 1, escaped);
-        }
-        // Past the backslash and the character it escapes.
-        escaped = true;
-        at += n + 2;
-    }
-    (bytes.len(), escaped)
 }
 
 impl From<Value> for RawMessage {
@@ -703,7 +466,7 @@ pub(crate) fn serialize_as_text<R>(serialize: impl FnOnce() -> R) -> R {
 impl<'de> Deserialize<'de> for RawMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
-        RawMessage::from_valid(raw.get()).map_err(serde::de::Error::custom)
+        RawMessage::from_valid(raw.into()).map_err(serde::de::Error::custom)
     }
 }
 
