@@ -105,32 +105,42 @@ pub fn check_bytes(path: &Path, bytes: &[u8], config: &CheckConfig) -> FileRepor
 
 /// Checks cassette (or fixture) text; `path` only names the file.
 pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
-    let mut findings = match document::read(path, text) {
-        Err(findings) => findings,
-        Ok(document::Read::Fixture(document)) => fixture_file::check(path, text, &document, config),
-        Ok(document::Read::Cassette(cassette)) => {
-            // The secrets scan reads the text, every other check the parsed
-            // cassette: a big file is read both ways at once.
-            let split = crate::parallel::threads_for(text.len(), TEXT_PER_THREAD) > 1;
-            let (secrets, mut findings) = crate::parallel::join(
-                split,
-                || {
-                    let mut findings = Vec::new();
-                    secrets::scan_text(text, &config.redactor, &mut findings);
-                    findings
-                },
-                || message_checks(&cassette, config),
-            );
-            findings.extend(secrets);
-            if !findings.is_empty() {
-                let lines = Lines::index(text);
-                for finding in &mut findings {
-                    finding.line = finding.line.or_else(|| lines.line_of(&finding.pointer));
-                }
-            }
-            findings
-        }
+    // The secrets scan reads the text, every other check the parsed
+    // cassette. On a big file the scan starts at once, beside the parse,
+    // and what it finds is kept only if the file is a cassette after all.
+    let split = crate::parallel::threads_for(text.len(), TEXT_PER_THREAD) > 1;
+    let scan_secrets = || {
+        let mut findings = Vec::new();
+        let outcome = secrets::scan_text(text, &config.redactor, &mut findings);
+        (findings, outcome)
     };
+    let read_and_check = || match document::read(path, text) {
+        Err(findings) => (findings, false),
+        Ok(document::Read::Fixture(document)) => {
+            (fixture_file::check(path, text, &document, config), false)
+        }
+        Ok(document::Read::Cassette(cassette)) => (message_checks(&cassette, config), true),
+    };
+    let (mut findings, cassette, secrets) = if split {
+        let (secrets, (findings, cassette)) =
+            crate::parallel::join(true, scan_secrets, read_and_check);
+        (findings, cassette, cassette.then_some(secrets))
+    } else {
+        let (findings, cassette) = read_and_check();
+        (findings, cassette, cassette.then(scan_secrets))
+    };
+    if let Some((secrets, outcome)) = secrets {
+        if let Err(e) = outcome {
+            tracing::warn!("the secrets scan stopped early: {e}");
+        }
+        findings.extend(secrets);
+    }
+    if cassette && !findings.is_empty() {
+        let lines = Lines::index(text);
+        for finding in &mut findings {
+            finding.line = finding.line.or_else(|| lines.line_of(&finding.pointer));
+        }
+    }
     for finding in &mut findings {
         if let std::borrow::Cow::Owned(masked) = config.redactor.redact_text(&finding.message) {
             finding.message = masked;
@@ -181,7 +191,8 @@ mod tests {
                 "x".repeat(200)
             )
         };
-        let mut interactions: Vec<String> = (1..12_000).map(call).collect();
+        // Enough for the duplicate check to split across threads too.
+        let mut interactions: Vec<String> = (1..20_000).map(call).collect();
         // A secret, for the text scan; an answer paired with no request
         // (its id is another's), for the checks of the parsed cassette.
         interactions[5_000] = interactions[5_000].replace(&"x".repeat(200), token);
@@ -217,5 +228,20 @@ mod tests {
             .map(|f| f.code)
             .collect();
         assert!(paired.contains(&Code::Unpaired), "{:?}", report.findings);
+        // Every call repeats the first, but the one with the secret.
+        let repeats: Vec<String> = (1..interactions.len())
+            .filter(|&i| i != 5_000)
+            .map(|i| format!("/interactions/{i}"))
+            .collect();
+        assert_eq!(at(Code::Duplicate), repeats);
+        // Each names the copy before it, across the threads' seams too.
+        let last = report.findings.iter().rfind(|f| f.code == Code::Duplicate);
+        let before = interactions.len() - 2;
+        assert!(
+            last.unwrap()
+                .message
+                .contains(&format!("repeats interaction {before}:")),
+            "{last:?}"
+        );
     }
 }

@@ -16,23 +16,35 @@ pub(super) fn scan(document: &Value, redactor: &Redactor, findings: &mut Vec<Fin
 
 /// [`scan`] over a document's text, reading each string and number as it
 /// is parsed (no tree of the document is built): what `check` does for a
-/// cassette, whose tree it already holds in typed form. The text has been
-/// parsed once before, so it is valid JSON within the nesting limit.
-pub(super) fn scan_text(text: &str, redactor: &Redactor, findings: &mut Vec<Finding>) {
+/// cassette, whose tree it already holds in typed form.
+///
+/// `check` starts it on a big file while the file is still being parsed,
+/// so the text may turn out not to be JSON, or to nest too deep: the scan
+/// then stops where it is and says why, for the caller to log only if the
+/// file was a cassette after all.
+pub(super) fn scan_text(
+    text: &str,
+    redactor: &Redactor,
+    findings: &mut Vec<Finding>,
+) -> Result<(), serde_json::Error> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut de = serde_json::Deserializer::from_str(text);
+    // Deeper than serde_json's default, as cassettes may nest; the walk
+    // keeps its own bound, so the stack does too.
     de.disable_recursion_limit();
     let mut pointer = String::new();
     let seed = Walk {
         key: None,
+        depth: 0,
         pointer: &mut pointer,
         redactor,
         findings,
     };
-    if let Err(e) = serde::de::DeserializeSeed::deserialize(seed, &mut de) {
-        tracing::warn!("the secrets scan stopped early: {e}");
-    }
+    serde::de::DeserializeSeed::deserialize(seed, &mut de)
 }
+
+/// How deep the text scan goes: as deep as a cassette may nest.
+const MAX_WALK_DEPTH: usize = crate::json::MAX_DEPTH + crate::json::FILE_WRAPPING;
 
 /// The findings for one string (under `key`, if a member's value).
 fn string_findings(
@@ -79,6 +91,8 @@ fn number_finding(
 /// Visits one value of the text at `pointer`.
 struct Walk<'a> {
     key: Option<&'a str>,
+    /// How many containers hold this value.
+    depth: usize,
     pointer: &'a mut String,
     redactor: &'a Redactor,
     findings: &'a mut Vec<Finding>,
@@ -88,6 +102,11 @@ impl<'de> serde::de::DeserializeSeed<'de> for Walk<'_> {
     type Value = ();
 
     fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        if self.depth > MAX_WALK_DEPTH {
+            return Err(serde::de::Error::custom(format_args!(
+                "the text nests more than {MAX_WALK_DEPTH} levels deep"
+            )));
+        }
         deserializer.deserialize_any(self)
     }
 }
@@ -141,9 +160,10 @@ impl<'de> serde::de::Visitor<'de> for Walk<'_> {
         let mut index = 0usize;
         loop {
             let len = self.pointer.len();
-            self.pointer.push_str(&format!("/{index}"));
+            push_index(self.pointer, index);
             let item = Walk {
                 key: None,
+                depth: self.depth + 1,
                 pointer: &mut *self.pointer,
                 redactor: self.redactor,
                 findings: &mut *self.findings,
@@ -163,6 +183,7 @@ impl<'de> serde::de::Visitor<'de> for Walk<'_> {
             crate::json::push_key(self.pointer, &name);
             let member = Walk {
                 key: Some(&name),
+                depth: self.depth + 1,
                 pointer: &mut *self.pointer,
                 redactor: self.redactor,
                 findings: &mut *self.findings,
@@ -172,6 +193,12 @@ impl<'de> serde::de::Visitor<'de> for Walk<'_> {
         }
         Ok(())
     }
+}
+
+/// Appends `/index` to a JSON pointer.
+fn push_index(pointer: &mut String, index: usize) {
+    use std::fmt::Write;
+    write!(pointer, "/{index}").expect("writing to a String succeeds");
 }
 
 fn walk(
@@ -188,7 +215,7 @@ fn walk(
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = pointer.len();
-                pointer.push_str(&format!("/{i}"));
+                push_index(pointer, i);
                 walk(item, None, pointer, redactor, findings);
                 pointer.truncate(len);
             }
@@ -231,7 +258,7 @@ mod tests {
         let mut walked = Vec::new();
         scan(&document, &redactor, &mut walked);
         let mut scanned = Vec::new();
-        scan_text(&format!("\u{feff}{text}"), &redactor, &mut scanned);
+        scan_text(&format!("\u{feff}{text}"), &redactor, &mut scanned).unwrap();
         let found = |findings: &[Finding]| -> Vec<(String, String)> {
             findings
                 .iter()
@@ -244,5 +271,28 @@ mod tests {
             pointers,
             ["/a~0b~1c/api_key", "/a~0b~1c/list/2", "/escaped", "/pin"]
         );
+    }
+
+    #[test]
+    fn the_text_scan_stops_at_its_depth_bound_and_at_bad_text_with_what_it_found() {
+        let redactor = Redactor::defaults();
+        let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+        // Within the bound: read to the bottom.
+        let within = format!(
+            "{}\"{token}\"{}",
+            "[".repeat(MAX_WALK_DEPTH),
+            "]".repeat(MAX_WALK_DEPTH)
+        );
+        let mut findings = Vec::new();
+        scan_text(&within, &redactor, &mut findings).unwrap();
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        // A million levels: refused at the bound, not by the stack.
+        let deep = format!("[\"{token}\",{}", "[".repeat(1_000_000));
+        let mut findings = Vec::new();
+        let error = scan_text(&deep, &redactor, &mut findings).unwrap_err();
+        assert!(error.to_string().contains("levels deep"), "{error}");
+        assert_eq!(findings.len(), 1, "what came before is kept");
+        // Not JSON at all: an error, no panic.
+        assert!(scan_text("{\"a\": ", &redactor, &mut Vec::new()).is_err());
     }
 }

@@ -12,14 +12,14 @@ use crate::protocol::Era;
 /// cassette's rules), same answer and same server traffic, ids aside.
 pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
     use sha2::{Digest, Sha256};
-    let mut seen = std::collections::HashMap::new();
-    for (i, interaction) in cassette.interactions.iter().enumerate() {
+    // Each request's key and a digest of its answer, split across the
+    // cores for a big cassette: read from the text where it can be (most
+    // requests), else without keeping trees.
+    let rules = &cassette.rules;
+    let identity = |interaction: &cassette::Interaction| {
         let cassette::ClientMessage::Request(request) = &interaction.client else {
-            continue;
+            return None;
         };
-        // Read from the text where it can be (most requests), else
-        // without keeping trees; what is kept is a digest of each.
-        let rules = &cassette.rules;
         let key = (rules.key_from_text(MessageKind::Request, request))
             .unwrap_or_else(|| request.with(|request| rules.key(MessageKind::Request, request)));
         let mut answer = Sha256::new();
@@ -29,18 +29,29 @@ pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
             serde_json::to_vec(&(&interaction.during, &interaction.after)).unwrap_or_default(),
         );
         let answer: [u8; 32] = answer.finalize().into();
-        if let Some(first) = seen.insert((key, answer), i) {
+        Some((key, answer))
+    };
+    let interactions = &cassette.interactions;
+    let threads = crate::parallel::threads_for(interactions.len(), INTERACTIONS_PER_THREAD);
+    let identities = crate::parallel::map_in_order(interactions, threads, identity);
+    let mut seen = std::collections::HashMap::with_capacity(identities.len());
+    for (i, identity) in identities.into_iter().enumerate() {
+        let Some(identity) = identity else { continue };
+        if let Some(first) = seen.insert(identity, i) {
             findings.push(Finding::new(
                 Code::Duplicate,
                 format!("/interactions/{i}"),
                 format!(
                     "interaction {i} (`{}`) repeats interaction {first}: same request, same answer",
-                    interaction.method()
+                    interactions[i].method()
                 ),
             ));
         }
     }
 }
+
+/// Interactions below which the duplicate check keeps to one thread.
+const INTERACTIONS_PER_THREAD: usize = 8192;
 
 fn without_id(response: Option<&crate::json::RawMessage>) -> String {
     // The recorded text with a null id, when it can be had without a tree.
