@@ -40,7 +40,7 @@ pub(super) fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
         .iter()
         .any(|needle| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some());
     if !could_be_fixture && let Ok(cassette) = cassette::parse(path, text) {
-        return rules_checked(cassette);
+        return Ok(Read::Cassette(Box::new(cassette)));
     }
     let wrapping = crate::json::FILE_WRAPPING;
     // A first pass that keeps nothing but the top-level fields it needs
@@ -100,18 +100,7 @@ pub(super) fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
             other => Finding::new(Code::Structure, "", other.to_string()),
         }]
     })?;
-    rules_checked(cassette)
-}
-
-/// A cassette that loaded, if its rules make sense.
-fn rules_checked(cassette: Cassette) -> Result<Read, Vec<Finding>> {
-    if let Err(problem) = cassette.rules.validate() {
-        return Err(vec![Finding::new(
-            Code::Structure,
-            "/rules",
-            problem.to_string(),
-        )]);
-    }
+    // The loader has refused rules that make no sense, at their pointer.
     Ok(Read::Cassette(Box::new(cassette)))
 }
 
@@ -324,5 +313,31 @@ mod tests {
         assert_eq!(codes(&format!("{{{newer}}}"))[0].0, Code::FormatVersion);
         let newer_with_escape = format!("{{{newer}, \"note\": \"\\u0041\"}}");
         assert_eq!(codes(&newer_with_escape)[0].0, Code::FormatVersion);
+    }
+
+    #[test]
+    fn rules_that_make_no_sense_are_refused_where_they_are_on_either_path() {
+        let cassette = r#"{"format_version": 1, "recorded_at": "2026-01-01T00:00:00Z",
+            "transport": {"kind": "stdio", "command": ["s"]},
+            "protocol": {"era": "legacy", "version": "2025-11-25"}, "interactions": [],
+            "rules": {"cases": [{"method": "m", "result": {}, "error": {"code": 1, "message": "x"}}]}"#;
+        // As it is (the one typed pass), and with an escape (the slow path).
+        for text in [
+            format!("{cassette}}}"),
+            format!("{cassette}, \"note\": \"\\u0041\"}}"),
+        ] {
+            let findings = read(Path::new("t.json"), &text).unwrap_err();
+            assert_eq!(findings.len(), 1, "{findings:?}");
+            assert_eq!(findings[0].code, Code::Structure);
+            assert!(
+                findings[0].pointer.starts_with("/rules/cases/0"),
+                "{findings:?}"
+            );
+            assert!(
+                findings[0].message.contains("invalid rules"),
+                "{findings:?}"
+            );
+            assert_eq!(findings[0].line, Some(4), "{findings:?}");
+        }
     }
 }

@@ -160,7 +160,7 @@ impl<'de> serde::de::Visitor<'de> for Walk<'_> {
         let mut index = 0usize;
         loop {
             let len = self.pointer.len();
-            push_index(self.pointer, index);
+            crate::json::push_index(self.pointer, index);
             let item = Walk {
                 key: None,
                 depth: self.depth + 1,
@@ -195,12 +195,6 @@ impl<'de> serde::de::Visitor<'de> for Walk<'_> {
     }
 }
 
-/// Appends `/index` to a JSON pointer.
-fn push_index(pointer: &mut String, index: usize) {
-    use std::fmt::Write;
-    write!(pointer, "/{index}").expect("writing to a String succeeds");
-}
-
 fn walk(
     value: &Value,
     key: Option<&str>,
@@ -215,7 +209,7 @@ fn walk(
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = pointer.len();
-                push_index(pointer, i);
+                crate::json::push_index(pointer, i);
                 walk(item, None, pointer, redactor, findings);
                 pointer.truncate(len);
             }

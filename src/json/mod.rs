@@ -25,7 +25,7 @@ pub(crate) use depth::{TooDeep, nesting, position};
 pub(crate) use file::read_file;
 pub use locate::Lines;
 pub(crate) use message::plain_error;
-pub(crate) use pointer::{pointer_segment, push_key};
+pub(crate) use pointer::{pointer_segment, push_index, push_key};
 pub use raw::RawMessage;
 pub(crate) use raw::{LiveRequest, serialize_as_text};
 pub use selector::{Selector, SelectorError};

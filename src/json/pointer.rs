@@ -27,6 +27,12 @@ pub(crate) fn push_key(pointer: &mut String, key: &str) {
     pointer.push_str(&pointer_segment(key));
 }
 
+/// Appends `/index` to a JSON pointer, without a `String` of its own.
+pub(crate) fn push_index(pointer: &mut String, index: usize) {
+    use std::fmt::Write;
+    write!(pointer, "/{index}").expect("writing to a String succeeds");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +45,7 @@ mod tests {
         let mut pointer = "/x".to_owned();
         push_key(&mut pointer, "io.modelcontextprotocol/protocolVersion");
         assert_eq!(pointer, "/x/io.modelcontextprotocol~1protocolVersion");
+        push_index(&mut pointer, 12);
+        assert_eq!(pointer, "/x/io.modelcontextprotocol~1protocolVersion/12");
     }
 }
