@@ -6,6 +6,7 @@ mod format;
 mod resolve;
 mod rules;
 mod spill;
+mod split;
 mod store;
 mod workdir;
 
