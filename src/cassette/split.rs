@@ -40,11 +40,16 @@ const STRETCHES_PER_THREAD: usize = 8;
 /// Where `save` starts an interaction: a new line, four spaces, `{`.
 const LINE_START: &[u8] = b"\n    {";
 
+/// Whether a file of `len` bytes is big enough to split.
+pub(super) fn worth_it(len: usize) -> bool {
+    len >= SPLIT_FROM
+}
+
 /// `text` parsed as a cassette with its interactions split across the
 /// cores, or `None` where that isn't worth it or anything is unusual (the
 /// caller then parses it in one pass).
 pub(super) fn parse(text: &str) -> Option<Cassette> {
-    if text.len() < SPLIT_FROM {
+    if !worth_it(text.len()) {
         return None;
     }
     match crate::parallel::threads_for(text.len(), PER_THREAD) {
@@ -91,7 +96,8 @@ fn parse_split(text: &str, threads: usize) -> Option<Cassette> {
         return None;
     }
     header.push_str("\"interactions\":[]}");
-    let mut cassette: Cassette = serde_json::from_str(&header).ok()?;
+    let mut cassette: Cassette =
+        crate::json::deserialize_borrowing(|| serde_json::from_str(&header)).ok()?;
     cassette.interactions = interactions?;
     Some(cassette)
 }
@@ -186,6 +192,11 @@ impl Stretch {
     /// The interactions from `start` until the next one would start at
     /// `stop`, or to the end of the array if none starts exactly there.
     fn parse(text: &str, start: usize, stop: usize) -> Option<Stretch> {
+        crate::json::deserialize_borrowing(|| Stretch::parse_borrowing(text, start, stop))
+    }
+
+    /// [`Stretch::parse`], under [`crate::json::deserialize_borrowing`].
+    fn parse_borrowing(text: &str, start: usize, stop: usize) -> Option<Stretch> {
         let mut cursor = Cursor { text, pos: start };
         let mut interactions: Vec<Interaction> = Vec::new();
         loop {
@@ -394,6 +405,19 @@ mod tests {
                 proptest::prop_assert_eq!(Ok(split), one);
             }
         }
+    }
+
+    #[test]
+    fn load_splits_a_big_saved_cassette_and_gets_what_one_pass_gets() {
+        let text = saved(6000);
+        assert!(worth_it(text.len()), "{} bytes", text.len());
+        assert!(parse_split(&text, 2).is_some());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        std::fs::write(&path, &text).unwrap();
+        let loaded = crate::cassette::load(&path).unwrap();
+        assert_eq!(loaded.interactions.len(), 6000);
+        assert_eq!(loaded, crate::cassette::parse(&path, &text).unwrap());
     }
 
     #[test]

@@ -28,6 +28,16 @@ pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
         path: path.into(),
         source,
     })?;
+    // A big cassette as `save` wrote it: its interactions parsed on all
+    // cores, for replay's first answer. Anything the split parse can't
+    // vouch for goes the usual way. (`check` parses with `parse`, on one
+    // core: its other core is busy with the secrets scan already.)
+    if super::split::worth_it(bytes.len())
+        && let Ok(text) = crate::json::file_text(&bytes)
+        && let Some(cassette) = super::split::parse(text)
+    {
+        return accepted(path, text, cassette);
+    }
     parse_bytes(path, &bytes)
 }
 
@@ -51,14 +61,9 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError>
     let text = crate::json::file_text(bytes)
         .map_err(|e| invalid((e.line, e.column), "", e.to_string()))?;
     let bytes = text.as_bytes();
-    // A big cassette as `save` wrote it: its interactions parsed on all
-    // cores. Anything that split parse can't vouch for goes the usual way.
-    if let Some(cassette) = super::split::parse(text) {
-        return accepted(path, text, cassette);
-    }
     // The common case first: one typed pass. Only a cassette that fails it
     // pays for the passes that locate the error precisely.
-    let fast = serde_json::from_str::<Cassette>(text);
+    let fast = crate::json::deserialize_borrowing(|| serde_json::from_str::<Cassette>(text));
     let fast_error = match fast {
         Ok(cassette) => return accepted(path, text, cassette),
         Err(e) => e,

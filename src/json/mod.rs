@@ -27,7 +27,7 @@ pub use locate::Lines;
 pub(crate) use message::plain_error;
 pub(crate) use pointer::{pointer_segment, push_index, push_key};
 pub use raw::RawMessage;
-pub(crate) use raw::{LiveRequest, serialize_as_text};
+pub(crate) use raw::{LiveRequest, deserialize_borrowing, serialize_as_text};
 pub use selector::{Selector, SelectorError};
 pub(crate) use subset::{first_mismatch, is_subset};
 pub(crate) use wire::{parse_message, readable_id};

@@ -445,6 +445,25 @@ impl Serialize for RawMessage {
 thread_local! {
     /// Whether messages serialise as their text on this thread.
     static AS_TEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether messages deserialise from text the input lends them on
+    /// this thread.
+    static BORROWING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Puts a thread's flag back however the run it was set for ends.
+struct Restore(&'static std::thread::LocalKey<std::cell::Cell<bool>>, bool);
+
+impl Restore {
+    /// Sets `flag` until the returned value is dropped.
+    fn set(flag: &'static std::thread::LocalKey<std::cell::Cell<bool>>) -> Restore {
+        Restore(flag, flag.replace(true))
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        self.0.set(self.1);
+    }
 }
 
 /// Runs `serialize` with every [`RawMessage`] written as its compact text
@@ -452,19 +471,28 @@ thread_local! {
 /// recording's spill lines), where a message then costs a copy instead of
 /// a parse and a print. Other serializers see serde_json's raw-value form.
 pub(crate) fn serialize_as_text<R>(serialize: impl FnOnce() -> R) -> R {
-    /// Puts the flag back however `serialize` ends.
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            AS_TEXT.set(self.0);
-        }
-    }
-    let _restore = Restore(AS_TEXT.replace(true));
+    let _restore = Restore::set(&AS_TEXT);
     serialize()
+}
+
+/// Runs `deserialize`, which must read with serde_json from a `&str` or a
+/// `&[u8]` and nothing else, with every [`RawMessage`] compacted straight
+/// from the input: a pretty-printed message is then copied once, compact,
+/// instead of copied as written and then compacted (a cassette's load).
+/// Any other deserializer can't lend its text, and would fail.
+pub(crate) fn deserialize_borrowing<R>(deserialize: impl FnOnce() -> R) -> R {
+    let _restore = Restore::set(&BORROWING);
+    deserialize()
 }
 
 impl<'de> Deserialize<'de> for RawMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if BORROWING.get() {
+            let raw = <&RawValue>::deserialize(deserializer)?;
+            return RawMessage::from_valid_scanned(raw.get())
+                .map(|(message, _)| message)
+                .map_err(serde::de::Error::custom);
+        }
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         RawMessage::from_valid(raw.into()).map_err(serde::de::Error::custom)
     }
@@ -482,6 +510,24 @@ mod tests {
         let message: RawMessage = serde_json::from_str(text).unwrap();
         assert_eq!(message.as_str(), r#"{"a":[1,2],"b":"x  \" y\\","c":"\n "}"#);
         assert_eq!(*message, json!({"a": [1, 2], "b": "x  \" y\\", "c": "\n "}));
+    }
+
+    #[test]
+    fn text_lent_by_the_input_is_compacted_as_a_copy_is() {
+        let text = "{\n  \"a\" : [ 1, 2 ],\n  \"b\": \"x  y\",\"c\":{}\n}";
+        let copied: RawMessage = serde_json::from_str(text).unwrap();
+        let lent: RawMessage = deserialize_borrowing(|| serde_json::from_str(text)).unwrap();
+        assert_eq!(lent.as_str(), r#"{"a":[1,2],"b":"x  y","c":{}}"#);
+        assert_eq!(lent, copied);
+        assert!(!BORROWING.get());
+        // A reader can't lend its text: refused under the flag, which is
+        // put back however the run ends.
+        let read =
+            deserialize_borrowing(|| serde_json::from_reader::<_, RawMessage>(text.as_bytes()));
+        assert!(read.is_err());
+        assert!(!BORROWING.get());
+        let read: RawMessage = serde_json::from_reader(text.as_bytes()).unwrap();
+        assert_eq!(read, copied);
     }
 
     #[test]
