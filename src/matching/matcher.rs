@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
+use smallvec::SmallVec;
 
 use super::{Key, KeyMap, MessageKind, OnExhausted, Rules, Strategy};
 use crate::cassette::{Cassette, ClientMessage, Interaction};
@@ -108,8 +109,11 @@ pub enum Refusal {
 #[derive(Debug)]
 pub struct Matcher {
     index: Arc<Index>,
-    /// How many answers each key has handed out.
-    taken: KeyMap<Key, usize>,
+    /// How many answers each key has handed out, kept at the key's first
+    /// recorded position: a plain vector, read and written in place, where
+    /// a map by key cost a probe (and, at first, an insert) per request,
+    /// the most of a lookup among 100 000 keys (docs/benchmarks.md).
+    taken: Vec<u32>,
     /// How many of each key's recordings that declared the same
     /// capabilities have been handed out (see [`Keyed::by_declaration`]).
     taken_declared: KeyMap<(Key, u64), usize>,
@@ -160,8 +164,10 @@ struct Keyed {
     /// Modern era: the capabilities each message declared in `_meta`
     /// (their names, hashed), in the group's order.
     declared: Vec<Option<u64>>,
-    /// Positions by key, in recorded order.
-    by_key: KeyMap<Key, Vec<usize>>,
+    /// Positions by key, in recorded order; a key recorded once keeps its
+    /// position in the table itself, not behind a pointer that misses the
+    /// cache on every lookup among many keys.
+    by_key: KeyMap<Key, SmallVec<[usize; 1]>>,
     /// Request positions by key and declaration. A server's answer may
     /// depend on what a client declared (a task only for a client that
     /// declared the tasks extension; -32021 for one that did not), so among
@@ -346,7 +352,7 @@ impl Index {
         let (number, at) = self.slots[position];
         let keyed = self.keyed(cassette, number as usize);
         let key = keyed.keys[at as usize];
-        (key, keyed.by_key.get(&key).map(Vec::as_slice))
+        (key, keyed.by_key.get(&key).map(|same| same.as_slice()))
     }
 }
 
@@ -368,7 +374,7 @@ impl Matcher {
     /// A matcher over `index` with nothing handed out yet.
     fn starting(index: Arc<Index>) -> Self {
         Matcher {
-            taken: KeyMap::default(),
+            taken: vec![0; index.slots.len()],
             taken_declared: KeyMap::default(),
             cursor: 0,
             used: vec![0; index.slots.len()],
@@ -511,8 +517,8 @@ impl Matcher {
         let Some(positions) = recorded.by_key.get(&live.key) else {
             return;
         };
-        let taken = self.taken.entry(live.key).or_default();
-        while positions.get(*taken).is_some_and(|&p| p < change) {
+        let taken = &mut self.taken[positions[0]];
+        while positions.get(*taken as usize).is_some_and(|&p| p < change) {
             *taken += 1;
         }
     }
@@ -529,16 +535,22 @@ impl Matcher {
         let recorded = recorded.ok_or(Refusal::Missing)?;
         let positions = recorded.by_key.get(&key).ok_or(Refusal::Missing)?;
         let used = &self.used;
-        let taken = self.taken.entry(key).or_default();
-        while positions.get(*taken).is_some_and(|&p| used[p] > 0) {
+        let taken = &mut self.taken[positions[0]];
+        while positions.get(*taken as usize).is_some_and(|&p| used[p] > 0) {
             *taken += 1;
         }
-        let Some(&first) = positions.get(*taken) else {
-            return Err(Refusal::Exhausted { answered: *taken });
+        let Some(&first) = positions.get(*taken as usize) else {
+            return Err(Refusal::Exhausted {
+                answered: *taken as usize,
+            });
         };
-        let first_declared = recorded.declared[self.index.slots[first].1 as usize];
+        // What the first recording declared is read only when the live
+        // request declared anything: two more loads that miss the cache
+        // among many keys.
         let twin = declared
-            .filter(|&signature| first_declared != Some(signature))
+            .filter(|&signature| {
+                recorded.declared[self.index.slots[first].1 as usize] != Some(signature)
+            })
             .and_then(|signature| {
                 let same = recorded.by_declaration.get(&(key, signature))?;
                 let next = self.taken_declared.entry((key, signature)).or_default();
@@ -625,8 +637,8 @@ impl Matcher {
         let method = crate::jsonrpc::method(notification).unwrap_or_default();
         let recorded = index.group(cassette, MessageKind::Notification, method)?;
         let positions = recorded.by_key.get(&key)?;
-        let taken = self.taken.entry(key).or_default();
-        let position = *positions.get(*taken)?;
+        let taken = &mut self.taken[positions[0]];
+        let position = *positions.get(*taken as usize)?;
         *taken += 1;
         self.used[position] += 1;
         Some(position)
@@ -642,12 +654,12 @@ impl Matcher {
     /// client retries), which the retry completes with [`Matcher::retake`].
     pub(crate) fn give_back(&mut self, cassette: &Cassette, position: usize) {
         let index = Arc::clone(&self.index);
-        let (key, same) = index.same_key(cassette, position);
-        if let Some(taken) = self.taken.get_mut(&key)
-            && *taken > 0
-            && same.and_then(|p| p.get(*taken - 1)) == Some(&position)
-        {
-            *taken -= 1;
+        let (_, same) = index.same_key(cassette, position);
+        if let Some(same) = same {
+            let taken = &mut self.taken[same[0]];
+            if *taken > 0 && same.get(*taken as usize - 1) == Some(&position) {
+                *taken -= 1;
+            }
         }
         if self.cursor > 0 && self.index.order[self.cursor - 1] == position {
             self.cursor -= 1;
@@ -659,10 +671,12 @@ impl Matcher {
     /// [`Matcher::give_back`]), when it is still the one due.
     pub(crate) fn retake(&mut self, cassette: &Cassette, position: usize) {
         let index = Arc::clone(&self.index);
-        let (key, same) = index.same_key(cassette, position);
-        let taken = self.taken.entry(key).or_default();
-        if same.and_then(|p| p.get(*taken)) == Some(&position) {
-            *taken += 1;
+        let (_, same) = index.same_key(cassette, position);
+        if let Some(same) = same {
+            let taken = &mut self.taken[same[0]];
+            if same.get(*taken as usize) == Some(&position) {
+                *taken += 1;
+            }
         }
         if self.index.order.get(self.cursor) == Some(&position) {
             self.cursor += 1;
