@@ -412,16 +412,28 @@ impl Journal {
     /// that is not JSON makes an entry recovery skips, as it was never
     /// recordable.
     pub fn append_raw(&mut self, dir: Direction, line: &[u8]) -> Result<(), CassetteError> {
+        let mut entry = Vec::with_capacity(line.len() + 24);
+        Journal::entry(&mut entry, dir, line);
+        self.append_entries(&entry)
+    }
+
+    /// Adds to `entries` the journal entry of one line as it was forwarded,
+    /// for [`Journal::append_entries`]: lines that arrived together are
+    /// journalled with one `write`.
+    pub fn entry(entries: &mut Vec<u8>, dir: Direction, line: &[u8]) {
         let prefix: &[u8] = match dir {
             Direction::ClientToServer => br#"{"dir":"c2s","msg":"#,
             Direction::ServerToClient => br#"{"dir":"s2c","msg":"#,
         };
-        let mut entry = Vec::with_capacity(prefix.len() + line.len() + 2);
-        entry.extend_from_slice(prefix);
-        entry.extend_from_slice(line);
-        entry.extend_from_slice(b"}\n");
+        entries.extend_from_slice(prefix);
+        entries.extend_from_slice(line);
+        entries.extend_from_slice(b"}\n");
+    }
+
+    /// Appends entries made by [`Journal::entry`], with one `write`.
+    pub fn append_entries(&mut self, entries: &[u8]) -> Result<(), CassetteError> {
         self.file
-            .write_all(&entry)
+            .write_all(entries)
             .map_err(|source| CassetteError::Write {
                 path: self.path.clone(),
                 source,

@@ -263,6 +263,9 @@ impl Watcher {
 /// Copies lines from `input` to `output` unchanged, taping each one before
 /// it is forwarded, so a request always precedes the response it causes,
 /// and showing each one forwarded to `observer` right after the write.
+/// The lines one read brought in are taped together (one journal `write`)
+/// and forwarded together (one `write`), as a bare relay forwards what it
+/// read: with many requests in flight, a line costs no syscall of its own.
 /// Ends at end of input; dropping `output` then closes it (for the server's
 /// stdin, that is how a stdio client asks it to shut down).
 fn pump(
@@ -274,21 +277,32 @@ fn pump(
     on_write_error: OnWriteError,
 ) {
     let mut input = BufReader::with_capacity(64 * 1024, input);
-    let mut line = Vec::with_capacity(4096);
+    let mut lines = Vec::with_capacity(4096);
     loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
+        lines.clear();
+        // One line, waiting for it if need be, then every whole line
+        // already read, without waiting.
+        match input.read_until(b'\n', &mut lines) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        if let Some(tape) = &tape {
-            lock(tape).record(direction, &line);
+        let buffered = input.buffer();
+        if lines.ends_with(b"\n")
+            && let Some(end) = memchr::memrchr(b'\n', buffered)
+        {
+            lines.extend_from_slice(&buffered[..=end]);
+            input.consume(end + 1);
         }
-        let written = output.write_all(&line).and_then(|()| output.flush());
+        if let Some(tape) = &tape {
+            lock(tape).record(direction, &lines);
+        }
+        let written = output.write_all(&lines).and_then(|()| output.flush());
         if let Some(observer) = &observer
             && written.is_ok()
         {
-            observer.message(direction, &line);
+            for line in lines.split_inclusive(|&b| b == b'\n') {
+                observer.message(direction, line);
+            }
         }
         if written.is_err() && matches!(on_write_error, OnWriteError::Stop) {
             break;
@@ -300,4 +314,76 @@ fn lock<T>(shared: &Mutex<T>) -> MutexGuard<'_, T> {
     shared
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line an observer was shown.
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<Vec<u8>>>);
+
+    impl Observer for Seen {
+        fn message(&self, _: Direction, line: &[u8]) {
+            lock(&self.0).push(line.to_vec());
+        }
+    }
+
+    #[test]
+    fn lines_read_together_are_journalled_before_they_are_forwarded_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let cassette = dir.path().join("c.json");
+        let transport = Transport::Stdio {
+            command: vec!["server".into()],
+            cwd: None,
+        };
+        let journal =
+            Journal::create(&cassette, "2026-01-01T00:00:00Z", &transport, &Default::default())
+                .unwrap();
+        let tape = Arc::new(Mutex::new(Tape::new(
+            journal,
+            crate::redact::Redactor::defaults(),
+        )));
+        // One read brings them all: a blank line, a CRLF, no final newline.
+        let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n\
+            {\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\r\n\
+            {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+        let seen = Arc::new(Seen::default());
+        let mut output = Vec::new();
+        pump(
+            input,
+            &mut output,
+            Direction::ClientToServer,
+            Some(tape.clone()),
+            Some(seen.clone() as Arc<dyn Observer>),
+            OnWriteError::Stop,
+        );
+        assert_eq!(output, input);
+        let each: Vec<Vec<u8>> = input
+            .split_inclusive(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        assert_eq!(*lock(&seen.0), each);
+        let taped: Vec<Vec<u8>> = lock(&tape)
+            .take()
+            .into_iter()
+            .map(|(_, line, _)| line)
+            .collect();
+        let messages: Vec<&[u8]> = [&each[0], &each[2], &each[3]]
+            .iter()
+            .map(|line| line.trim_ascii())
+            .collect();
+        assert_eq!(taped, messages);
+        let journal = std::fs::read_to_string(cassette::journal_path(&cassette)).unwrap();
+        let entries: Vec<&str> = journal.lines().skip(1).collect();
+        assert_eq!(entries.len(), 3, "{journal}");
+        for (entry, message) in entries.iter().zip(&messages) {
+            let expected = format!(
+                "{{\"dir\":\"c2s\",\"msg\":{}}}",
+                std::str::from_utf8(message).unwrap()
+            );
+            assert_eq!(*entry, expected);
+        }
+    }
 }

@@ -23,6 +23,8 @@ pub(super) struct Tape {
     journal_failed: bool,
     /// Masks secrets before a line is journalled or kept.
     redactor: Redactor,
+    /// The journal entries of the lines being taped, kept for its buffer.
+    entries: Vec<u8>,
 }
 
 impl Tape {
@@ -35,29 +37,39 @@ impl Tape {
             started: Instant::now(),
             journal_failed: false,
             redactor,
+            entries: Vec::new(),
         }
     }
 
-    /// Keeps one forwarded line (blank lines are skipped).
-    pub(super) fn record(&mut self, direction: Direction, line: &[u8]) {
+    /// Keeps the forwarded lines of `lines` (each ends with its `\n`, but
+    /// perhaps the last; blank lines are skipped), journalled together
+    /// with one `write`: the lines a read brought in at once, before any
+    /// of them is forwarded.
+    pub(super) fn record(&mut self, direction: Direction, lines: &[u8]) {
         let Some(journal) = &mut self.journal else {
             return;
         };
-        let line = line.trim_ascii();
-        if line.is_empty() {
-            return;
+        let at = self.started.elapsed();
+        self.entries.clear();
+        for line in lines.split_inclusive(|&b| b == b'\n') {
+            let line = line.trim_ascii();
+            if line.is_empty() {
+                continue;
+            }
+            // Masked before anything touches the disk; usually borrowed as is.
+            let line = self.redactor.redact_line(line);
+            Journal::entry(&mut self.entries, direction, &line);
+            self.lines.push((direction, line.into_owned()));
+            self.times.push(at);
         }
-        // Masked before anything touches the disk; usually borrowed as is.
-        let line = self.redactor.redact_line(line);
         if !self.journal_failed
-            && let Err(e) = journal.append_raw(direction, &line)
+            && !self.entries.is_empty()
+            && let Err(e) = journal.append_entries(&self.entries)
         {
             // Forwarding must go on; the cassette is still written at the end.
             tracing::warn!("{e}; the recording is no longer crash-safe");
             self.journal_failed = true;
         }
-        self.lines.push((direction, line.into_owned()));
-        self.times.push(self.started.elapsed());
     }
 
     /// The lines taped since the last call, with when each was taped;
