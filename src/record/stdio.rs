@@ -338,9 +338,13 @@ mod tests {
             command: vec!["server".into()],
             cwd: None,
         };
-        let journal =
-            Journal::create(&cassette, "2026-01-01T00:00:00Z", &transport, &Default::default())
-                .unwrap();
+        let journal = Journal::create(
+            &cassette,
+            "2026-01-01T00:00:00Z",
+            &transport,
+            &Default::default(),
+        )
+        .unwrap();
         let tape = Arc::new(Mutex::new(Tape::new(
             journal,
             crate::redact::Redactor::defaults(),
