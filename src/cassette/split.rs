@@ -41,7 +41,7 @@ const STRETCHES_PER_THREAD: usize = 8;
 const LINE_START: &[u8] = b"\n    {";
 
 /// Whether a file of `len` bytes is big enough to split.
-pub(super) fn worth_it(len: usize) -> bool {
+fn worth_it(len: usize) -> bool {
     len >= SPLIT_FROM
 }
 
@@ -138,27 +138,20 @@ fn array(cursor: &mut Cursor<'_>, threads: usize) -> Option<Vec<Interaction>> {
     // start (or it is the first): those up to the first that closed the
     // array, which the last one does if it parsed at all.
     let mut used = Vec::new();
-    let mut closed = false;
     for stretch in parsed {
         let stretch = stretch.into_inner()??;
         used.push(stretch.interactions);
         if stretch.closed {
             cursor.pos = stretch.end;
-            closed = true;
-            break;
+            let total: usize = used.iter().map(Vec::len).sum();
+            let mut used = used.into_iter();
+            let mut interactions = used.next()?;
+            interactions.reserve_exact(total - interactions.len());
+            used.for_each(|more| interactions.extend(more));
+            return Some(interactions);
         }
     }
-    if !closed {
-        return None;
-    }
-    let mut used = used.into_iter();
-    let mut interactions = used.next()?;
-    let rest: Vec<Vec<Interaction>> = used.collect();
-    interactions.reserve_exact(rest.iter().map(Vec::len).sum());
-    for more in rest {
-        interactions.extend(more);
-    }
-    Some(interactions)
+    None
 }
 
 /// Where each stretch starts: `first` (the first interaction), then a line

@@ -28,28 +28,43 @@ pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
         path: path.into(),
         source,
     })?;
+    let text = file_text(path, &bytes)?;
     // A big cassette as `save` wrote it: its interactions parsed on all
     // cores, for replay's first answer. Anything the split parse can't
     // vouch for goes the usual way. (`check` parses with `parse`, on one
     // core: its other core is busy with the secrets scan already.)
-    if super::split::worth_it(bytes.len())
-        && let Ok(text) = crate::json::file_text(&bytes)
-        && let Some(cassette) = super::split::parse(text)
-    {
+    if let Some(cassette) = super::split::parse(text) {
         return accepted(path, text, cassette);
     }
-    parse_bytes(path, &bytes)
+    parse_text(path, text)
 }
 
 /// Parses cassette text; `path` only names the file in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
-    parse_bytes(path, text.as_bytes())
+    parse_text(path, text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
 /// Parses a cassette file's bytes: the one loader behind replay, `check`
 /// and every other command, so that they accept and refuse the same files.
 /// Every refusal names the line, column and JSON pointer.
 pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError> {
+    parse_text(path, file_text(path, bytes)?)
+}
+
+/// A file's bytes as text without its byte-order mark, or the refusal
+/// that names where they stop being UTF-8.
+fn file_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, CassetteError> {
+    crate::json::file_text(bytes).map_err(|e| CassetteError::Invalid {
+        path: path.into(),
+        line: e.line,
+        column: e.column,
+        pointer: String::new(),
+        message: e.to_string(),
+    })
+}
+
+/// [`parse_bytes`] of text already checked, its byte-order mark removed.
+fn parse_text(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
     let invalid =
         |(line, column): (usize, usize), pointer: &str, message: String| CassetteError::Invalid {
             path: path.into(),
@@ -58,8 +73,6 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError>
             pointer: pointer.into(),
             message,
         };
-    let text = crate::json::file_text(bytes)
-        .map_err(|e| invalid((e.line, e.column), "", e.to_string()))?;
     let bytes = text.as_bytes();
     // The common case first: one typed pass. Only a cassette that fails it
     // pays for the passes that locate the error precisely.
@@ -420,7 +433,7 @@ impl Journal {
     /// Adds to `entries` the journal entry of one line as it was forwarded,
     /// for [`Journal::append_entries`]: lines that arrived together are
     /// journalled with one `write`.
-    pub fn entry(entries: &mut Vec<u8>, dir: Direction, line: &[u8]) {
+    pub(crate) fn entry(entries: &mut Vec<u8>, dir: Direction, line: &[u8]) {
         let prefix: &[u8] = match dir {
             Direction::ClientToServer => br#"{"dir":"c2s","msg":"#,
             Direction::ServerToClient => br#"{"dir":"s2c","msg":"#,
@@ -431,7 +444,7 @@ impl Journal {
     }
 
     /// Appends entries made by [`Journal::entry`], with one `write`.
-    pub fn append_entries(&mut self, entries: &[u8]) -> Result<(), CassetteError> {
+    pub(crate) fn append_entries(&mut self, entries: &[u8]) -> Result<(), CassetteError> {
         self.file
             .write_all(entries)
             .map_err(|source| CassetteError::Write {

@@ -179,8 +179,11 @@ impl RawMessage {
     /// Compacts JSON text serde_json has already accepted, or says how
     /// deep it nests if that is deeper than a message may.
     /// Text that is compact already is kept as it is handed over: an owned
-    /// `Box<str>` is not copied.
-    fn from_valid(text: Box<str>) -> Result<Self, TooDeep> {
+    /// `Box<str>` is not copied, borrowed text is copied once.
+    fn from_valid<T>(text: T) -> Result<Self, TooDeep>
+    where
+        T: AsRef<str> + Into<Box<str>>,
+    {
         Self::from_valid_scanned(text).map(|(message, _)| message)
     }
 
@@ -489,12 +492,10 @@ impl<'de> Deserialize<'de> for RawMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         if BORROWING.get() {
             let raw = <&RawValue>::deserialize(deserializer)?;
-            return RawMessage::from_valid_scanned(raw.get())
-                .map(|(message, _)| message)
-                .map_err(serde::de::Error::custom);
+            return RawMessage::from_valid(raw.get()).map_err(serde::de::Error::custom);
         }
         let raw = Box::<RawValue>::deserialize(deserializer)?;
-        RawMessage::from_valid(raw.into()).map_err(serde::de::Error::custom)
+        RawMessage::from_valid(Box::<str>::from(raw)).map_err(serde::de::Error::custom)
     }
 }
 

@@ -177,6 +177,12 @@ struct Keyed {
     by_declaration: KeyMap<(Key, u64), Vec<usize>>,
 }
 
+/// The count, in a matcher's `taken`, of the recordings `same` of one key
+/// handed out so far: kept at the key's first recorded position.
+fn count<'a>(taken: &'a mut [u32], same: &[usize]) -> &'a mut u32 {
+    &mut taken[same[0]]
+}
+
 /// Interactions per thread below which [`keys_of`] stays on one thread.
 const KEYS_PER_THREAD: usize = 8192;
 
@@ -517,7 +523,7 @@ impl Matcher {
         let Some(positions) = recorded.by_key.get(&live.key) else {
             return;
         };
-        let taken = &mut self.taken[positions[0]];
+        let taken = count(&mut self.taken, positions);
         while positions.get(*taken as usize).is_some_and(|&p| p < change) {
             *taken += 1;
         }
@@ -535,7 +541,7 @@ impl Matcher {
         let recorded = recorded.ok_or(Refusal::Missing)?;
         let positions = recorded.by_key.get(&key).ok_or(Refusal::Missing)?;
         let used = &self.used;
-        let taken = &mut self.taken[positions[0]];
+        let taken = count(&mut self.taken, positions);
         while positions.get(*taken as usize).is_some_and(|&p| used[p] > 0) {
             *taken += 1;
         }
@@ -637,7 +643,7 @@ impl Matcher {
         let method = crate::jsonrpc::method(notification).unwrap_or_default();
         let recorded = index.group(cassette, MessageKind::Notification, method)?;
         let positions = recorded.by_key.get(&key)?;
-        let taken = &mut self.taken[positions[0]];
+        let taken = count(&mut self.taken, positions);
         let position = *positions.get(*taken as usize)?;
         *taken += 1;
         self.used[position] += 1;
@@ -656,7 +662,7 @@ impl Matcher {
         let index = Arc::clone(&self.index);
         let (_, same) = index.same_key(cassette, position);
         if let Some(same) = same {
-            let taken = &mut self.taken[same[0]];
+            let taken = count(&mut self.taken, same);
             if *taken > 0 && same.get(*taken as usize - 1) == Some(&position) {
                 *taken -= 1;
             }
@@ -673,7 +679,7 @@ impl Matcher {
         let index = Arc::clone(&self.index);
         let (_, same) = index.same_key(cassette, position);
         if let Some(same) = same {
-            let taken = &mut self.taken[same[0]];
+            let taken = count(&mut self.taken, same);
             if same.get(*taken as usize) == Some(&position) {
                 *taken += 1;
             }
