@@ -33,6 +33,10 @@ const VERSION: &str = "2025-11-25";
 /// Runs every measurement with tiny counts: a smoke test that the bench
 /// still works (CI), whose figures mean nothing.
 const QUICK_FLAG: &str = "--quick";
+/// Runs only the side-by-side comparison (floor, replay, direct, relay,
+/// record) and the targets it decides: a few minutes shorter, for
+/// iterating on record or replay.
+const COMPARE_FLAG: &str = "--compare";
 
 /// How much is measured: the full run, or `--quick`.
 struct Plan {
@@ -118,7 +122,12 @@ fn main() {
         &FULL
     });
     watchdog(DEADLINE);
-    if let Err(e) = run() {
+    let outcome = if args.iter().any(|a| a == COMPARE_FLAG) {
+        run_comparison()
+    } else {
+        run()
+    };
+    if let Err(e) = outcome {
         eprintln!("throughput bench failed: {e}");
         std::process::exit(1);
     }
@@ -162,6 +171,17 @@ fn run() -> io::Result<()> {
         recording,
     };
     println!("{}", report.markdown(started.elapsed()));
+    Ok(())
+}
+
+/// The comparison alone (`--compare`).
+fn run_comparison() -> io::Result<()> {
+    let env = Env::prepare()?;
+    progress("comparing floor, replay, direct and record");
+    let comparison = compare(&env)?;
+    println!("{}", common::machine());
+    println!("{}", comparison.table());
+    println!("{}", targets_table(&comparison.targets()));
     Ok(())
 }
 
@@ -847,6 +867,57 @@ impl Comparison {
             .map(|(_, _, s)| *s)
             .expect("every configuration was measured")
     }
+
+    fn table(&self) -> String {
+        let mut out = String::from(
+            "### Throughput and latency (`tools/call echo`)\n\n\
+             | server | in flight | requests/s | p50 (µs) | p99 (µs) |\n\
+             |---|---:|---:|---:|---:|\n",
+        );
+        for (name, depth, s) in &self.rows {
+            out += &format!(
+                "| {name} | {depth} | {:.0} | {:.1} | {:.1} |\n",
+                s.rate, s.p50, s.p99
+            );
+        }
+        out + "\n"
+    }
+
+    /// The targets the comparison alone decides: record against the bare
+    /// relay, replay against the floor.
+    fn targets(&self) -> Vec<(String, String, String, bool)> {
+        let c = self;
+        let deep = plan().pipelined.depth;
+        let serial = plan().serial.depth;
+        let mut rows = Vec::new();
+        let relay = c.get(Target::Relay.name(), deep).rate;
+        let record = c.get(Target::Record.name(), deep).rate;
+        rows.push((
+            format!("record / bare relay throughput, {deep} in flight"),
+            format!("{:.2}× ({record:.0} vs {relay:.0} req/s)", record / relay),
+            "≥ 0.9×".into(),
+            record / relay >= 0.9,
+        ));
+        let direct = c.get(Target::Direct.name(), serial).p50;
+        let record_added = c.get(Target::Record.name(), serial).p50 - direct;
+        let relay_added = c.get(Target::Relay.name(), serial).p50 - direct;
+        let added = record_added / relay_added;
+        rows.push((
+            format!("record's added p50 / the bare relay's, {serial} in flight"),
+            format!("{added:.2}× ({record_added:.1} vs {relay_added:.1} µs)"),
+            "≤ 1.25×".into(),
+            added <= 1.25,
+        ));
+        let floor = c.get(Target::Floor.name(), deep).rate;
+        let replay = c.get("replay", deep).rate;
+        rows.push((
+            format!("replay / floor throughput, {deep} in flight"),
+            format!("{:.2}× ({replay:.0} vs {floor:.0} req/s)", replay / floor),
+            "≥ 1×".into(),
+            replay / floor >= 1.0,
+        ));
+        rows
+    }
 }
 
 /// Runs every target at every depth, interleaving rounds so that drift in
@@ -1131,29 +1202,14 @@ impl Report {
             plan().pipelined.measured,
             took.as_secs_f64()
         );
-        out += &self.comparison_table();
+        out += &self.comparison.table();
         out += &self.startup_table();
         out += &self.load_table();
         out += &self.scale_table();
         out += &self.memory_table();
         out += &self.recording_table();
-        out += &self.targets_table();
+        out += &targets_table(&self.targets());
         out
-    }
-
-    fn comparison_table(&self) -> String {
-        let mut out = String::from(
-            "### Throughput and latency (`tools/call echo`)\n\n\
-             | server | in flight | requests/s | p50 (µs) | p99 (µs) |\n\
-             |---|---:|---:|---:|---:|\n",
-        );
-        for (name, depth, s) in &self.comparison.rows {
-            out += &format!(
-                "| {name} | {depth} | {:.0} | {:.1} | {:.1} |\n",
-                s.rate, s.p50, s.p99
-            );
-        }
-        out + "\n"
     }
 
     fn startup_table(&self) -> String {
@@ -1253,23 +1309,10 @@ impl Report {
         out + "\n"
     }
 
-    fn targets_table(&self) -> String {
-        let mut out = String::from(
-            "### Targets\n\n| figure | measured | target | result |\n|---|---:|---:|---|\n",
-        );
-        for (figure, measured, target, pass) in self.targets() {
-            let verdict = if pass { "PASS" } else { "MISS" };
-            out += &format!("| {figure} | {measured} | {target} | {verdict} |\n");
-        }
-        out
-    }
-
     /// (figure, measured, target, met) for each target, against the
     /// baselines of the same run.
     fn targets(&self) -> Vec<(String, String, String, bool)> {
         let c = &self.comparison;
-        let deep = plan().pipelined.depth;
-        let serial = plan().serial.depth;
         let mut rows = Vec::new();
         let limits = [(10, 2.0), (1_000, 3.0), (100_000, 150.0)];
         let floor_startup = self
@@ -1324,32 +1367,7 @@ impl Report {
             "≤ 3× the file".into(),
             times(m.check_rss) <= 3.0,
         ));
-        let relay = c.get(Target::Relay.name(), deep).rate;
-        let record = c.get(Target::Record.name(), deep).rate;
-        rows.push((
-            format!("record / bare relay throughput, {deep} in flight"),
-            format!("{:.2}× ({record:.0} vs {relay:.0} req/s)", record / relay),
-            "≥ 0.9×".into(),
-            record / relay >= 0.9,
-        ));
-        let direct = c.get(Target::Direct.name(), serial).p50;
-        let record_added = c.get(Target::Record.name(), serial).p50 - direct;
-        let relay_added = c.get(Target::Relay.name(), serial).p50 - direct;
-        let added = record_added / relay_added;
-        rows.push((
-            format!("record's added p50 / the bare relay's, {serial} in flight"),
-            format!("{added:.2}× ({record_added:.1} vs {relay_added:.1} µs)"),
-            "≤ 1.25×".into(),
-            added <= 1.25,
-        ));
-        let floor = c.get(Target::Floor.name(), deep).rate;
-        let replay = c.get("replay", deep).rate;
-        rows.push((
-            format!("replay / floor throughput, {deep} in flight"),
-            format!("{:.2}× ({replay:.0} vs {floor:.0} req/s)", replay / floor),
-            "≥ 1×".into(),
-            replay / floor >= 1.0,
-        ));
+        rows.extend(c.targets());
         let small = self.scale.rows.first().expect("scales");
         let large = self.scale.rows.last().expect("scales");
         let ratio = large.stats.rate / small.stats.rate;
@@ -1378,6 +1396,18 @@ impl Report {
         }
         rows
     }
+}
+
+/// The targets as a table, each with PASS or MISS.
+fn targets_table(targets: &[(String, String, String, bool)]) -> String {
+    let mut out = String::from(
+        "### Targets\n\n| figure | measured | target | result |\n|---|---:|---:|---|\n",
+    );
+    for (figure, measured, target, pass) in targets {
+        let verdict = if *pass { "PASS" } else { "MISS" };
+        out += &format!("| {figure} | {measured} | {target} | {verdict} |\n");
+    }
+    out
 }
 
 fn thousands(n: u64) -> String {

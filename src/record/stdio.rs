@@ -235,10 +235,13 @@ impl Watcher {
                 // Taken under the lock, checked and filed outside it.
                 let lines = lock(&tape).take();
                 for (direction, line, at) in lines {
-                    for warning in watch.line(direction, &line) {
+                    let Some(message) = super::tape::parse(direction, &line) else {
+                        continue;
+                    };
+                    for warning in watch.parsed(direction, &message) {
                         tracing::warn!("{warning}");
                     }
-                    super::tape::file(&mut builder, direction, &line, at);
+                    builder.observe_at(direction, message, at);
                 }
                 if last {
                     return (watch.breaks(), builder);

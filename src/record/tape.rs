@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::error::RecordError;
 use crate::cassette::{Builder, Direction, Journal};
 use crate::redact::Redactor;
@@ -96,18 +98,32 @@ impl Tape {
     }
 }
 
-/// Files one taped line into `builder`. Lines that are not JSON were
-/// forwarded but cannot be recorded; each is reported.
+/// Files one taped line into `builder`, parsed; see [`parse`].
 pub(super) fn file(builder: &mut Builder, direction: Direction, line: &[u8], at: Duration) {
+    if let Some(message) = parse(direction, line) {
+        builder.observe_at(direction, message, at);
+    }
+}
+
+/// One taped line as JSON, parsed once for both the watch and the
+/// builder. Lines that are not JSON were forwarded but cannot be
+/// recorded; each is reported.
+pub(super) fn parse(direction: Direction, line: &[u8]) -> Option<Value> {
     match crate::json::parse_message(line) {
-        Ok(message) => builder.observe_at(direction, message, at),
-        Err(crate::json::ParseError::TooDeep(deep)) => tracing::warn!(
-            ?direction,
-            "forwarded a message that is {deep}; not recorded"
-        ),
-        Err(e) => tracing::warn!(
-            ?direction,
-            "forwarded a line that is not JSON ({e}); not recorded"
-        ),
+        Ok(message) => Some(message),
+        Err(crate::json::ParseError::TooDeep(deep)) => {
+            tracing::warn!(
+                ?direction,
+                "forwarded a message that is {deep}; not recorded"
+            );
+            None
+        }
+        Err(e) => {
+            tracing::warn!(
+                ?direction,
+                "forwarded a line that is not JSON ({e}); not recorded"
+            );
+            None
+        }
     }
 }

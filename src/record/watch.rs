@@ -28,12 +28,20 @@ impl Watch {
     /// Looks at one forwarded line; returns the warnings to print.
     pub fn line(&mut self, direction: Direction, line: &[u8]) -> Vec<String> {
         match serde_json::from_slice::<Value>(line) {
-            Ok(Value::Array(batch)) => batch
+            Ok(parsed) => self.parsed(direction, &parsed),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Looks at one forwarded line, parsed: a message or a batch of them;
+    /// returns the warnings to print.
+    pub fn parsed(&mut self, direction: Direction, parsed: &Value) -> Vec<String> {
+        match parsed {
+            Value::Array(batch) => batch
                 .iter()
                 .flat_map(|message| self.message(direction, message))
                 .collect(),
-            Ok(message) => self.message(direction, &message),
-            Err(_) => Vec::new(),
+            message => self.message(direction, message),
         }
     }
 
