@@ -8,7 +8,7 @@ use http::StatusCode;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::flow::Flow;
+use super::flow::{self, Closing, Flow};
 use super::modern;
 use super::plan::{Plan, Shape};
 use super::reply::{self, Response};
@@ -99,7 +99,11 @@ async fn collect(flow: &mut Flow, expect: Expect) -> Option<Vec<u8>> {
     Some(crate::jsonrpc::batch(&responses))
 }
 
-/// Starts an SSE answer written in the background as the engine plays.
+/// Starts an SSE answer. What the engine has played already goes into the
+/// body before it is returned: at fast pace that is usually the whole
+/// answer, which then leaves with its headers in one write instead of an
+/// event at a time. The rest is written in the background as the engine
+/// plays.
 fn stream(
     server: &Arc<Server>,
     flow: Flow,
@@ -109,34 +113,81 @@ fn stream(
     start: Instant,
 ) -> Response {
     let (out, events) = mpsc::unbounded_channel();
-    let writer = Writer {
-        server: Arc::clone(server),
+    let mut writer = Writer {
+        closing: server.closing(),
         out,
         framer: Framer::new(plan.frames, plan.delays, server.pace, start),
         log: session.map(|s| s.stream_log()),
+        answers: expect.answers,
+        answered: 0,
+        open_ended: plan.open_ended,
     };
-    tokio::spawn(writer.run(flow, expect.answers, plan.open_ended));
+    if let Some(flow) = writer.write_ready(flow) {
+        tokio::spawn(writer.run(flow));
+    }
     reply::sse(plan.status, events, server.closed())
 }
 
 /// Writes one SSE answer.
 struct Writer {
-    server: Arc<Server>,
+    /// The server's shutdown, which ends the stream.
+    closing: Closing,
     /// The response body; closed when the client goes away.
     out: mpsc::UnboundedSender<Bytes>,
     framer: Framer,
     /// Where events with ids are kept for resumption.
     log: Option<Arc<StreamLog>>,
+    /// Responses the answer carries (one per request in the POST).
+    answers: usize,
+    /// Responses written so far.
+    answered: usize,
+    /// Whether the stream stays open after the last response.
+    open_ended: bool,
+}
+
+/// What writing one message did to the answer.
+enum Wrote {
+    /// More may follow.
+    More,
+    /// The answer is complete, or the client is gone: the stream ends.
+    End,
 }
 
 impl Writer {
+    /// Writes what the engine has played already, without waiting for
+    /// anything; the flow back if the answer is not complete yet (more to
+    /// come, events paced as recorded, or a stream that stays open).
+    fn write_ready(&mut self, mut flow: Flow) -> Option<Flow> {
+        if self.framer.paced() {
+            return Some(flow);
+        }
+        loop {
+            while let Some(priming) = self.framer.take_priming() {
+                if !self.emit(&priming, None) {
+                    return None;
+                }
+            }
+            match flow.try_next() {
+                Ok(Some(message)) => {
+                    if let Wrote::End = self.message(message) {
+                        flow.drain(self.closing.closed());
+                        return None;
+                    }
+                }
+                // The handler is done: without a stream that stays open,
+                // so is the answer.
+                Ok(None) if !self.open_ended => return None,
+                Ok(None) | Err(flow::NotYet) => return Some(flow),
+            }
+        }
+    }
+
     /// Writes events then the response(s), and ends the stream; an
     /// open-ended answer stays open. A client that goes away cancels the
     /// plays (dropping `flow` aborts them).
-    async fn run(mut self, mut flow: Flow, answers: usize, open_ended: bool) {
-        let closed = self.server.closed();
+    async fn run(mut self, mut flow: Flow) {
+        let closed = self.closing.closed();
         tokio::pin!(closed);
-        let mut answered = 0;
         loop {
             while let Some(priming) = self.framer.take_priming() {
                 if !self.write(&priming, None).await {
@@ -149,23 +200,39 @@ impl Writer {
                 () = &mut closed => return,
             };
             let Some(message) = message else { break };
-            let last = message.is_response && answered + 1 >= answers && !open_ended;
+            let last = self.is_last(&message);
             let spec = self.framer.for_message(last);
             if !self.write(&spec, Some(message.bytes)).await {
                 return;
             }
-            answered += usize::from(message.is_response);
+            self.answered += usize::from(message.is_response);
             if last {
-                flow.drain(self.server.closed());
+                flow.drain(self.closing.closed());
                 return;
             }
         }
-        if open_ended {
+        if self.open_ended {
             tokio::select! {
                 () = self.out.closed() => {}
                 () = &mut closed => {}
             }
         }
+    }
+
+    /// Whether `message` is the last of the answer.
+    fn is_last(&self, message: &flow::Message) -> bool {
+        message.is_response && self.answered + 1 >= self.answers && !self.open_ended
+    }
+
+    /// Writes one message now (unpaced).
+    fn message(&mut self, message: flow::Message) -> Wrote {
+        let last = self.is_last(&message);
+        let spec = self.framer.for_message(last);
+        if !self.emit(&spec, Some(message.bytes)) {
+            return Wrote::End;
+        }
+        self.answered += usize::from(message.is_response);
+        if last { Wrote::End } else { Wrote::More }
     }
 
     /// Writes one event when it is due; false once the client is gone.
@@ -176,10 +243,132 @@ impl Writer {
                 () = self.out.closed() => return false,
             }
         }
+        self.emit(spec, data)
+    }
+
+    /// Writes one event now, keeping it for resumption if it has an id;
+    /// false once the client is gone.
+    fn emit(&mut self, spec: &FrameSpec, data: Option<Vec<u8>>) -> bool {
         let event = sse::encode(spec, data);
         if let (Some(log), Some(id)) = (&self.log, &spec.id) {
             log.record(id, event.clone());
         }
         self.out.send(event).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::Pace;
+
+    fn frame(id: &str, priming: bool) -> FrameSpec {
+        FrameSpec {
+            id: Some(id.into()),
+            priming,
+            ..FrameSpec::default()
+        }
+    }
+
+    /// A writer of a recorded answer (a priming event, progress, then the
+    /// response)
+    /// at `pace`, and the body it writes into.
+    fn answer_writer(pace: Pace, open_ended: bool) -> (Writer, mpsc::UnboundedReceiver<Bytes>) {
+        let (out, events) = mpsc::unbounded_channel();
+        let frames = vec![frame("0", true), frame("1", false), frame("2", false)];
+        let writer = Writer {
+            closing: Closing::new(),
+            out,
+            framer: Framer::new(frames, vec![0, 0, 0], pace, Instant::now()),
+            log: None,
+            answers: 1,
+            answered: 0,
+            open_ended,
+        };
+        (writer, events)
+    }
+
+    const RESPONSE: &[u8] = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+    const PROGRESS: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+
+    /// Every event in the body now, without letting any task run; and
+    /// whether the body has ended.
+    fn written(events: &mut mpsc::UnboundedReceiver<Bytes>) -> (Vec<String>, bool) {
+        let mut seen = Vec::new();
+        loop {
+            match events.try_recv() {
+                Ok(event) => seen.push(String::from_utf8(event.to_vec()).unwrap()),
+                Err(mpsc::error::TryRecvError::Empty) => return (seen, false),
+                Err(mpsc::error::TryRecvError::Disconnected) => return (seen, true),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_played_already_is_in_the_body_and_ended_before_it_is_returned() {
+        let (flow, sink) = Flow::open(flow::Spill::Nowhere);
+        sink.events.send(PROGRESS.to_vec()).unwrap();
+        sink.responses.send(RESPONSE.to_vec()).unwrap();
+        drop(sink);
+        let (mut writer, mut events) = answer_writer(Pace::Fast, false);
+        assert!(writer.write_ready(flow).is_none());
+        drop(writer);
+        let (seen, ended) = written(&mut events);
+        assert!(ended, "the body ends with the response");
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen[0], "data: \nid: 0\n\n", "priming first");
+        assert!(
+            seen[1].contains("notifications/progress") && seen[1].contains("id: 1\n"),
+            "{seen:?}"
+        );
+        assert!(
+            seen[2].contains("\"result\"") && seen[2].contains("id: 2\n"),
+            "{seen:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn what_is_not_played_yet_is_left_to_the_background_writer() {
+        let (flow, sink) = Flow::open(flow::Spill::Nowhere);
+        sink.events.send(PROGRESS.to_vec()).unwrap();
+        let (mut writer, mut events) = answer_writer(Pace::Fast, false);
+        let flow = writer
+            .write_ready(flow)
+            .expect("the response is still to come");
+        let (seen, ended) = written(&mut events);
+        assert!(!ended);
+        assert_eq!(seen.len(), 2, "priming and progress so far: {seen:?}");
+        sink.responses.send(RESPONSE.to_vec()).unwrap();
+        drop(sink);
+        writer.run(flow).await;
+        let (seen, ended) = written(&mut events);
+        assert!(ended);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!(
+            seen[0].contains("\"result\"") && seen[0].contains("id: 2\n"),
+            "{seen:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn paced_and_open_ended_answers_are_written_in_the_background() {
+        let (flow, sink) = Flow::open(flow::Spill::Nowhere);
+        sink.responses.send(RESPONSE.to_vec()).unwrap();
+        drop(sink);
+        let (mut writer, mut events) = answer_writer(Pace::Recorded, false);
+        assert!(writer.write_ready(flow).is_some());
+        assert_eq!(
+            written(&mut events),
+            (Vec::new(), false),
+            "nothing before its delay"
+        );
+
+        let (flow, sink) = Flow::open(flow::Spill::Nowhere);
+        drop(sink);
+        let (mut writer, mut events) = answer_writer(Pace::Fast, true);
+        assert!(writer.write_ready(flow).is_some(), "it stays open");
+        let (seen, ended) = written(&mut events);
+        assert!(!ended);
+        assert_eq!(seen.len(), 1, "the priming event: {seen:?}");
     }
 }

@@ -72,6 +72,10 @@ pub(super) struct Message {
     pub is_response: bool,
 }
 
+/// The handler has not sent its next message yet.
+#[derive(Debug)]
+pub(super) struct NotYet;
+
 /// The engine's output for one request, and the plays it started.
 #[derive(Debug)]
 pub(super) struct Flow {
@@ -111,6 +115,19 @@ impl Flow {
         let bytes = self.messages.recv().await?;
         let is_response = is_response(&bytes);
         Some(Message { bytes, is_response })
+    }
+
+    /// The next message if the handler has sent it already; `Ok(None)`
+    /// once it has nothing more to send.
+    pub(super) fn try_next(&mut self) -> Result<Option<Message>, NotYet> {
+        match self.messages.try_recv() {
+            Ok(bytes) => {
+                let is_response = is_response(&bytes);
+                Ok(Some(Message { bytes, is_response }))
+            }
+            Err(mpsc::error::TryRecvError::Disconnected) => Ok(None),
+            Err(mpsc::error::TryRecvError::Empty) => Err(NotYet),
+        }
     }
 
     /// Sends a message to where spilled messages go.

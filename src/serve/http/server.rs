@@ -275,6 +275,11 @@ impl Server {
         self.closing.closed()
     }
 
+    /// Shutdown, for what outlives a request and must end with the server.
+    pub(super) fn closing(&self) -> Closing {
+        self.closing.clone()
+    }
+
     /// Starts shutdown: streams end, sessions end.
     pub(super) fn close(&self) {
         self.closing.close();

@@ -104,6 +104,11 @@ impl Framer {
         FrameSpec::default()
     }
 
+    /// Whether events wait for their recorded delays ([`Pace::Recorded`]).
+    pub(super) fn paced(&self) -> bool {
+        self.pace == Pace::Recorded
+    }
+
     /// When the next event is due: its recorded delay under
     /// [`Pace::Recorded`], else now. Counts the event as written.
     pub(super) fn next_due(&mut self) -> Option<Instant> {
