@@ -99,11 +99,11 @@ async fn collect(flow: &mut Flow, expect: Expect) -> Option<Vec<u8>> {
     Some(crate::jsonrpc::batch(&responses))
 }
 
-/// Starts an SSE answer. What the engine has played already goes into the
-/// body before it is returned: at fast pace that is usually the whole
-/// answer, which then leaves with its headers in one write instead of an
-/// event at a time. The rest is written in the background as the engine
-/// plays.
+/// Starts an SSE answer. What the engine has played already is written
+/// first: at fast pace that is usually the whole answer, which is then
+/// sent as one body with its length, in one write with its headers,
+/// instead of an event at a time. The rest is written in the background
+/// as the engine plays.
 fn stream(
     server: &Arc<Server>,
     flow: Flow,
@@ -122,10 +122,25 @@ fn stream(
         answered: 0,
         open_ended: plan.open_ended,
     };
-    if let Some(flow) = writer.write_ready(flow) {
-        tokio::spawn(writer.run(flow));
+    match writer.write_ready(flow) {
+        Some(flow) => {
+            tokio::spawn(writer.run(flow));
+            reply::sse(plan.status, events, server.closed())
+        }
+        None => {
+            drop(writer);
+            reply::sse_whole(plan.status, whole(events))
+        }
     }
-    reply::sse(plan.status, events, server.closed())
+}
+
+/// The events of an answer written whole, as one body.
+fn whole(mut events: mpsc::UnboundedReceiver<Bytes>) -> Bytes {
+    let mut body = bytes::BytesMut::new();
+    while let Ok(event) = events.try_recv() {
+        body.extend_from_slice(&event);
+    }
+    body.freeze()
 }
 
 /// Writes one SSE answer.

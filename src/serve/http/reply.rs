@@ -117,6 +117,19 @@ pub(super) fn sse(
     response
 }
 
+/// An SSE answer known whole before it is sent: its events as one body.
+pub(super) fn sse_whole(status: StatusCode, events: Bytes) -> Response {
+    let mut response = with_body(
+        status,
+        Some("text/event-stream"),
+        Full::new(events).boxed_unsync(),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
 /// Sets the session header on a response.
 pub(super) fn with_session(mut response: Response, session: &str) -> Response {
     if let Ok(value) = HeaderValue::from_str(session) {
