@@ -460,7 +460,11 @@ impl Journal {
         index: usize,
         exchange: &HttpExchange,
     ) -> Result<(), CassetteError> {
-        self.write_line(&serde_json::json!({"http": index, "exchange": exchange}))
+        self.write_line(&ExchangeLine {
+            http: index,
+            exchange,
+            released: None,
+        })
     }
 
     /// Appends how interaction `index` travelled, final: it will not
@@ -470,7 +474,11 @@ impl Journal {
         index: usize,
         exchange: &HttpExchange,
     ) -> Result<(), CassetteError> {
-        self.write_line(&serde_json::json!({"http": index, "exchange": exchange, "released": true}))
+        self.write_line(&ExchangeLine {
+            http: index,
+            exchange,
+            released: Some(true),
+        })
     }
 
     /// Appends that interaction `index`'s exchange will not change again,
@@ -488,8 +496,10 @@ impl Journal {
         self.write_line(&serde_json::json!({"behaviour": behaviour}))
     }
 
-    fn write_line(&mut self, value: &Value) -> Result<(), CassetteError> {
-        let mut line = serde_json::to_vec(value).expect("serialisable");
+    /// Appends one line, serialised straight from `line` (no `Value` tree
+    /// in between: the HTTP proxy journals an exchange on every answer).
+    fn write_line(&mut self, line: &impl Serialize) -> Result<(), CassetteError> {
+        let mut line = serde_json::to_vec(line).expect("serialisable");
         line.push(b'\n');
         self.file
             .write_all(&line)
@@ -506,6 +516,15 @@ impl Journal {
             source,
         })
     }
+}
+
+/// A journal line saying how an interaction travelled over HTTP.
+#[derive(Serialize)]
+struct ExchangeLine<'a> {
+    http: usize,
+    exchange: &'a HttpExchange,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    released: Option<bool>,
 }
 
 /// What [`recover`] found.
@@ -895,6 +914,44 @@ mod tests {
         assert!(said.contains("skipped 3 line(s)"), "{said}");
         assert!(said.contains("line 4: not UTF-8"), "{said}");
         assert_eq!(load(&path).unwrap().interactions.len(), 2);
+    }
+
+    #[test]
+    fn exchange_lines_are_written_as_recovery_reads_them() {
+        let exchange = HttpExchange {
+            status: 200,
+            content_type: Some("text/event-stream".into()),
+            ..HttpExchange::default()
+        };
+        for released in [None, Some(true)] {
+            let line = serde_json::to_value(ExchangeLine {
+                http: 3,
+                exchange: &exchange,
+                released,
+            })
+            .unwrap();
+            let mut expected = serde_json::json!({"http": 3, "exchange": exchange});
+            if released.is_some() {
+                expected["released"] = serde_json::json!(true);
+            }
+            assert_eq!(line, expected);
+            assert_eq!(
+                line.to_string(),
+                expected.to_string(),
+                "same keys, same order"
+            );
+            match read_entry(line.to_string().as_bytes()) {
+                Ok(JournalEntry::Exchange {
+                    http,
+                    exchange: read,
+                    released: read_released,
+                }) => {
+                    assert_eq!((http, &read), (3, &exchange));
+                    assert_eq!(read_released, released.is_some());
+                }
+                other => panic!("not read back as an exchange: {other:?}"),
+            }
+        }
     }
 
     #[test]

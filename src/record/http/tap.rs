@@ -172,13 +172,17 @@ impl Tap {
         situation: impl Fn(&Value) -> HttpSituation,
     ) -> Opened {
         let mut opened = Opened::default();
-        let Some(mut recording) = self.lock() else {
+        if !self.is_recording() {
             return opened;
-        };
+        }
+        // Parsed before the lock: the other connections' answers need it.
         let Some(messages) = parse_messages(body) else {
             if !body.trim_ascii().is_empty() {
                 tracing::warn!("a POST body is not JSON; forwarded but not recorded");
             }
+            return opened;
+        };
+        let Some(mut recording) = self.lock() else {
             return opened;
         };
         for message in messages {
