@@ -164,8 +164,10 @@ struct Writer {
 enum Wrote {
     /// More may follow.
     More,
-    /// The answer is complete, or the client is gone: the stream ends.
-    End,
+    /// It was the last: the answer is complete.
+    Last,
+    /// The client is gone.
+    Gone,
 }
 
 impl Writer {
@@ -183,12 +185,14 @@ impl Writer {
                 }
             }
             match flow.try_next() {
-                Ok(Some(message)) => {
-                    if let Wrote::End = self.message(message) {
+                Ok(Some(message)) => match self.message(message) {
+                    Wrote::More => {}
+                    Wrote::Last => {
                         flow.drain(self.closing.closed());
                         return None;
                     }
-                }
+                    Wrote::Gone => return None,
+                },
                 // The handler is done: without a stream that stays open,
                 // so is the answer.
                 Ok(None) if !self.open_ended => return None,
@@ -205,7 +209,7 @@ impl Writer {
         tokio::pin!(closed);
         loop {
             while let Some(priming) = self.framer.take_priming() {
-                if !self.write(&priming, None).await {
+                if !self.due().await || !self.emit(&priming, None) {
                     return;
                 }
             }
@@ -215,15 +219,16 @@ impl Writer {
                 () = &mut closed => return,
             };
             let Some(message) = message else { break };
-            let last = self.is_last(&message);
-            let spec = self.framer.for_message(last);
-            if !self.write(&spec, Some(message.bytes)).await {
+            if !self.due().await {
                 return;
             }
-            self.answered += usize::from(message.is_response);
-            if last {
-                flow.drain(self.closing.closed());
-                return;
+            match self.message(message) {
+                Wrote::More => {}
+                Wrote::Last => {
+                    flow.drain(self.closing.closed());
+                    return;
+                }
+                Wrote::Gone => return,
             }
         }
         if self.open_ended {
@@ -239,26 +244,27 @@ impl Writer {
         message.is_response && self.answered + 1 >= self.answers && !self.open_ended
     }
 
-    /// Writes one message now (unpaced).
+    /// Writes one message now, in the frame the recording gave it.
     fn message(&mut self, message: flow::Message) -> Wrote {
         let last = self.is_last(&message);
         let spec = self.framer.for_message(last);
         if !self.emit(&spec, Some(message.bytes)) {
-            return Wrote::End;
+            return Wrote::Gone;
         }
         self.answered += usize::from(message.is_response);
-        if last { Wrote::End } else { Wrote::More }
+        if last { Wrote::Last } else { Wrote::More }
     }
 
-    /// Writes one event when it is due; false once the client is gone.
-    async fn write(&mut self, spec: &FrameSpec, data: Option<Vec<u8>>) -> bool {
+    /// Waits until the next event is due (its recorded delay, under
+    /// `--pace recorded`); false once the client is gone.
+    async fn due(&mut self) -> bool {
         if let Some(due) = self.framer.next_due() {
             tokio::select! {
                 () = tokio::time::sleep_until(due) => {}
                 () = self.out.closed() => return false,
             }
         }
-        self.emit(spec, data)
+        true
     }
 
     /// Writes one event now, keeping it for resumption if it has an id;
@@ -277,17 +283,10 @@ mod tests {
     use super::*;
     use crate::serve::Pace;
 
-    fn frame(id: &str, priming: bool) -> FrameSpec {
-        FrameSpec {
-            id: Some(id.into()),
-            priming,
-            ..FrameSpec::default()
-        }
-    }
+    use crate::serve::http::sse::tests::frame;
 
     /// A writer of a recorded answer (a priming event, progress, then the
-    /// response)
-    /// at `pace`, and the body it writes into.
+    /// response) at `pace`, and the body it writes into.
     fn answer_writer(pace: Pace, open_ended: bool) -> (Writer, mpsc::UnboundedReceiver<Bytes>) {
         let (out, events) = mpsc::unbounded_channel();
         let frames = vec![frame("0", true), frame("1", false), frame("2", false)];

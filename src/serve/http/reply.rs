@@ -106,24 +106,17 @@ pub(super) fn sse(
     let frames = futures_util::stream::poll_fn(move |cx| events.poll_recv(cx))
         .map(|event| Ok::<_, Infallible>(Frame::data(event)))
         .take_until(closed);
-    let mut response = with_body(
-        status,
-        Some("text/event-stream"),
-        StreamBody::new(frames).boxed_unsync(),
-    );
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    with_sse_body(status, StreamBody::new(frames).boxed_unsync())
 }
 
 /// An SSE answer known whole before it is sent: its events as one body.
 pub(super) fn sse_whole(status: StatusCode, events: Bytes) -> Response {
-    let mut response = with_body(
-        status,
-        Some("text/event-stream"),
-        Full::new(events).boxed_unsync(),
-    );
+    with_sse_body(status, Full::new(events).boxed_unsync())
+}
+
+/// An SSE answer's headers around `body`.
+fn with_sse_body(status: StatusCode, body: Body) -> Response {
+    let mut response = with_body(status, Some("text/event-stream"), body);
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));

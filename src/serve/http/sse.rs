@@ -123,10 +123,11 @@ impl Framer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn frame(id: &str, priming: bool) -> FrameSpec {
+    /// A frame with `id`, priming or not.
+    pub(in crate::serve::http) fn frame(id: &str, priming: bool) -> FrameSpec {
         FrameSpec {
             id: Some(id.into()),
             priming,
