@@ -956,10 +956,9 @@ mod listen {
     /// Listens on 127.0.0.1 on a port the system picks, prints its URL
     /// (ending in `path`) as mcpcassette does, and hands every accepted
     /// connection (with `TCP_NODELAY`) to `connection`, on a runtime like
-    /// mcpcassette's (two workers), until SIGINT or SIGTERM.
+    /// mcpcassette's (one thread), until SIGINT or SIGTERM.
     pub fn serve(path: &str, mut connection: impl FnMut(TcpStream)) -> io::Result<()> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         runtime.block_on(async move {

@@ -94,10 +94,12 @@ fn redactor(
     Ok(redactor)
 }
 
-/// A multi-threaded runtime for the HTTP servers.
+/// The runtime the HTTP servers run on: one thread. A request's work is a
+/// few microseconds, so a second worker buys wake-ups and a contended
+/// recording lock rather than throughput (docs/benchmarks.md, "One
+/// thread"); work that blocks goes to `spawn_blocking`.
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?)
 }
@@ -111,7 +113,7 @@ fn announce(addr: std::net::SocketAddr, endpoint: &str) {
     tracing::info!("listening on http://{addr}{endpoint}");
 }
 
-/// Runs an HTTP server to completion on a multi-threaded runtime; the
+/// Runs an HTTP server to completion on [`runtime`]; the
 /// future `serve` gets resolves on SIGINT or SIGTERM. The handlers are
 /// installed before `serve` starts, so a signal sent as soon as the URL is
 /// announced stops the server gracefully instead of killing it.
