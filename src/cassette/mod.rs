@@ -1,5 +1,6 @@
 //! Cassettes: the format, building one from live traffic, and storing it.
 
+mod append;
 mod builder;
 mod error;
 mod format;

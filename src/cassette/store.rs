@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Rules;
+use super::append::Appender;
 use super::builder::{Builder, Direction};
 use super::error::CassetteError;
 use super::format::{Cassette, FORMAT_VERSION, HttpEndpointBehaviour, HttpExchange, Transport};
@@ -368,12 +369,12 @@ enum JournalEntry {
 }
 
 /// An append-only log of the messages of a recording in progress. Each
-/// message is written with one `write` call as soon as it is seen, so a
+/// message is appended in one copy ([`Appender`]) as soon as it is seen, so a
 /// recorder killed at any moment leaves every completed interaction behind.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    file: Appender,
 }
 
 impl Journal {
@@ -392,8 +393,10 @@ impl Journal {
                 source,
             })?;
         }
+        // Read as well as write: a shared writable map needs both.
         let file = OpenOptions::new()
             .create(true)
+            .read(true)
             .write(true)
             .truncate(true)
             .open(&path)
@@ -401,7 +404,10 @@ impl Journal {
                 path: path.clone(),
                 source,
             })?;
-        let mut journal = Journal { path, file };
+        let mut journal = Journal {
+            path,
+            file: Appender::new(file),
+        };
         let header = JournalHeader {
             journal_version: FORMAT_VERSION,
             recorded_at: recorded_at.into(),
@@ -432,7 +438,7 @@ impl Journal {
 
     /// Adds to `entries` the journal entry of one line as it was forwarded,
     /// for [`Journal::append_entries`]: lines that arrived together are
-    /// journalled with one `write`.
+    /// journalled with one append.
     pub(crate) fn entry(entries: &mut Vec<u8>, dir: Direction, line: &[u8]) {
         let prefix: &[u8] = match dir {
             Direction::ClientToServer => br#"{"dir":"c2s","msg":"#,
@@ -443,10 +449,10 @@ impl Journal {
         entries.extend_from_slice(b"}\n");
     }
 
-    /// Appends entries made by [`Journal::entry`], with one `write`.
+    /// Appends entries made by [`Journal::entry`], in one copy.
     pub(crate) fn append_entries(&mut self, entries: &[u8]) -> Result<(), CassetteError> {
         self.file
-            .write_all(entries)
+            .append(entries)
             .map_err(|source| CassetteError::Write {
                 path: self.path.clone(),
                 source,
@@ -502,7 +508,7 @@ impl Journal {
         let mut line = serde_json::to_vec(line).expect("serialisable");
         line.push(b'\n');
         self.file
-            .write_all(&line)
+            .append(&line)
             .map_err(|source| CassetteError::Write {
                 path: self.path.clone(),
                 source,
@@ -511,10 +517,9 @@ impl Journal {
 
     /// Removes the journal once the cassette is safely saved.
     pub fn remove(self) -> Result<(), CassetteError> {
-        fs::remove_file(&self.path).map_err(|source| CassetteError::Write {
-            path: self.path,
-            source,
-        })
+        let Journal { path, file } = self;
+        drop(file);
+        fs::remove_file(&path).map_err(|source| CassetteError::Write { path, source })
     }
 }
 
@@ -661,6 +666,15 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
         line.clear();
         if reader.read_until(b'\n', &mut line).map_err(read_error)? == 0 {
             break;
+        }
+        // The zeros a killed recorder's journal ends with (reserved,
+        // never written: `Appender`).
+        if line.first() == Some(&0) {
+            break;
+        }
+        if line.last() == Some(&0) {
+            let written = line.iter().rposition(|&b| b != 0).map_or(0, |at| at + 1);
+            line.truncate(written);
         }
         number += 1;
         let complete = line.last() == Some(&b'\n');
@@ -1118,6 +1132,31 @@ mod tests {
         let cassette = load(&path).unwrap();
         assert_eq!(cassette.interactions.len(), 1);
         assert!(recover(&path).unwrap().is_none(), "recovery happens once");
+    }
+
+    #[test]
+    fn a_killed_recorders_journal_ends_in_zeros_and_recovers_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let mut journal = journal(&path, &Rules::default());
+        ping_pong(&mut journal, 1);
+        ping_pong(&mut journal, 2);
+        // Killed half-way through a line: the copy stopped, the reserved
+        // zeros follow. A kill runs no destructor.
+        journal
+            .append_entries(br#"{"dir":"c2s","msg":{"jsonrpc":"2.0","id":3,"#)
+            .unwrap();
+        std::mem::forget(journal);
+        let left = std::fs::read(journal_path(&path)).unwrap();
+        if cfg!(target_os = "linux") {
+            assert_eq!(left.last(), Some(&0), "space reserved ahead, as zeros");
+        }
+        let recovery = recover(&path).unwrap().unwrap();
+        assert_eq!(recovery.interactions, 2);
+        let cut: Vec<_> = recovery.skipped.iter().map(|s| s.line).collect();
+        assert_eq!(cut, [6], "only the torn line is skipped");
+        let cassette = load(&path).unwrap();
+        assert_eq!(cassette.interactions.len(), 2);
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //!
 //! Plain threads do the forwarding: one copies client → server, one copies
 //! server → client, every byte unchanged. Before forwarding a line each
-//! appends it to the [`Tape`], which journals it with one `write` and keeps
+//! appends it to the [`Tape`], which journals it with one copy and keeps
 //! it until the watcher takes it: every 100 ms the watcher checks the new
 //! lines against the schema and files them into a [`Builder`] that spills
-//! settled interactions to disk. Nothing but the journal's write sits
+//! settled interactions to disk. Nothing but the journal's copy sits
 //! between the client and the server, no thread is woken per message, and
 //! a session of any length is recorded in the memory of what is in flight.
 
@@ -266,7 +266,7 @@ impl Watcher {
 /// Copies lines from `input` to `output` unchanged, taping each one before
 /// it is forwarded, so a request always precedes the response it causes,
 /// and showing each one forwarded to `observer` right after the write.
-/// The lines one read brought in are taped together (one journal `write`)
+/// The lines one read brought in are taped together (one journal append)
 /// and forwarded together (one `write`), as a bare relay forwards what it
 /// read: with many requests in flight, a line costs no syscall of its own.
 /// Ends at end of input; dropping `output` then closes it (for the server's
@@ -383,7 +383,8 @@ mod tests {
             .collect();
         assert_eq!(taped, messages);
         let journal = std::fs::read_to_string(cassette::journal_path(&cassette)).unwrap();
-        let entries: Vec<&str> = journal.lines().skip(1).collect();
+        // Still open: reserved space follows the lines, as zeros.
+        let entries: Vec<&str> = journal.trim_end_matches('\0').lines().skip(1).collect();
         assert_eq!(entries.len(), 3, "{journal}");
         for (entry, message) in entries.iter().zip(&messages) {
             let expected = format!(

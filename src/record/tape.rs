@@ -45,7 +45,7 @@ impl Tape {
 
     /// Keeps the forwarded lines of `lines` (each ends with its `\n`, but
     /// perhaps the last; blank lines are skipped), journalled together
-    /// with one `write`: the lines a read brought in at once, before any
+    /// in one append: the lines a read brought in at once, before any
     /// of them is forwarded.
     pub(super) fn record(&mut self, direction: Direction, lines: &[u8]) {
         let Some(journal) = &mut self.journal else {
