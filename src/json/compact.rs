@@ -134,9 +134,7 @@ impl Scanner<'_> {
     /// Skips whitespace at `self.at`, cutting it out of the compact text.
     fn space(&mut self) {
         let start = self.at;
-        while self.at < self.bytes.len() && is_space(self.bytes[self.at]) {
-            self.at += 1;
-        }
+        self.at = space_end(self.bytes, self.at);
         if self.at > start {
             self.cut(start);
         }
@@ -208,9 +206,7 @@ impl Scanner<'_> {
                 }
                 b' ' | b'\n' | b'\r' | b'\t' => {
                     let start = self.at;
-                    while self.at < bytes.len() && is_space(bytes[self.at]) {
-                        self.at += 1;
-                    }
+                    self.at = space_end(bytes, self.at);
                     self.cut(start);
                     continue;
                 }
@@ -305,6 +301,26 @@ fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Just past the whitespace that starts at `at`. A pretty-printed
+/// cassette indents each line by up to a few dozen spaces, so they are
+/// skipped eight at a time.
+fn space_end(bytes: &[u8], mut at: usize) -> usize {
+    loop {
+        if bytes.get(at..at + 8) == Some(b"        ") {
+            at += 8;
+            continue;
+        }
+        match bytes.get(at) {
+            Some(&b) if is_space(b) => at += 1,
+            _ => return at,
+        }
+    }
+}
+
+/// How far [`string_end_seen`] looks byte by byte before it calls
+/// `memchr2`.
+const SHORT_STRING: usize = 16;
+
 /// Just past the quote that closes the string whose contents start at
 /// `at`.
 pub(super) fn string_end(bytes: &[u8], at: usize) -> usize {
@@ -313,6 +329,16 @@ pub(super) fn string_end(bytes: &[u8], at: usize) -> usize {
 
 /// [`string_end`], and whether the string holds an escape.
 fn string_end_seen(bytes: &[u8], mut at: usize) -> (usize, bool) {
+    // Most strings of a message are short (keys, names, ids): a plain
+    // loop finds their end before `memchr2` would have set up.
+    let short = bytes.len().min(at + SHORT_STRING);
+    while at < short {
+        match bytes[at] {
+            b'"' => return (at + 1, false),
+            b'\\' => break,
+            _ => at += 1,
+        }
+    }
     let mut escaped = false;
     while let Some(n) = bytes
         .get(at..)

@@ -719,6 +719,7 @@ mod tests {
             for whole in [message, value] {
                 for text in [serde_json::to_string(&whole).unwrap(), serde_json::to_string_pretty(&whole).unwrap()] {
                     let raw: RawMessage = serde_json::from_str(&text).unwrap();
+                    prop_assert_eq!(raw.as_str(), serde_json::to_string(&whole).unwrap());
                     for key in ["id", "method", "params", "nothing"] {
                         prop_assert_eq!(raw.has_member(key), whole.get(key).is_some(), "{} in {}", key, text);
                     }

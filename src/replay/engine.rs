@@ -813,10 +813,7 @@ impl Engine {
     /// often they are asked and whatever clientInfo or capabilities say.
     fn handshake(&self, method: &str) -> Option<usize> {
         self.cassette.interactions.iter().position(|i| {
-            i.method() == method
-                && i.response
-                    .as_ref()
-                    .is_some_and(|r| r.get("result").is_some())
+            i.method() == method && i.response.as_ref().is_some_and(|r| r.has_member("result"))
         })
     }
 

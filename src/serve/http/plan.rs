@@ -47,7 +47,7 @@ impl Plan {
         let open_ended = interaction.is_some_and(|i| i.response.is_none());
         let succeeded = interaction
             .and_then(|i| i.response.as_ref())
-            .is_some_and(|r| r.get("result").is_some());
+            .is_some_and(|r| r.has_member("result"));
         let mut plan = match interaction.and_then(|i| i.http.as_ref()) {
             Some(http) => {
                 let frames = http.sse.iter().map(|frame| FrameSpec {
