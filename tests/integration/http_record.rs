@@ -1385,3 +1385,39 @@ fn recording_a_down_upstream_warns_exits_3_and_check_warns() {
         "{out}"
     );
 }
+
+/// Schema breaks are warned about when recording over HTTP as over stdio,
+/// every one of them before the recorder exits (the watch runs on a
+/// thread of its own, off the forwarding path).
+#[test]
+fn recording_over_http_warns_about_schema_breaks_before_it_exits() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(start_fake());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.json");
+    let mut command = crate::support::mcpcassette();
+    command
+        .arg("record")
+        .arg("--cassette")
+        .arg(&path)
+        .args(["--upstream", &fake.url()]);
+    let recorder = crate::support::http::Served::start_capturing_stderr(command);
+    let init = request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(blocking_post(&recorder.url, &init), 200);
+    // The fake lists a tool without its `inputSchema`.
+    assert_eq!(
+        blocking_post(&recorder.url, &request(1, "tools/list", json!({}))),
+        200
+    );
+    let (status, stderr) = recorder.stop_with_stderr();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the response to `tools/list` from the server breaks the 2025-06-18 schema at /result/tools/0"),
+        "{stderr}"
+    );
+    assert_eq!(cassette::load(&path).unwrap().interactions.len(), 2);
+}
