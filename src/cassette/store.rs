@@ -369,7 +369,7 @@ enum JournalEntry {
 }
 
 /// An append-only log of the messages of a recording in progress. Each
-/// message is appended in one copy ([`Appender`]) as soon as it is seen, so a
+/// message is appended in one copy (`cassette::append`) as soon as it is seen, so a
 /// recorder killed at any moment leaves every completed interaction behind.
 #[derive(Debug)]
 pub struct Journal {
