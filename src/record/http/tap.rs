@@ -315,10 +315,7 @@ impl Tap {
             return;
         };
         for &index in indices {
-            let exchange = recording.builder.http_mut(index).map(|http| http.clone());
-            if let Some(exchange) = exchange {
-                recording.journal_with(|journal| journal.append_final_exchange(index, &exchange));
-            }
+            recording.journal_exchange(index, Revision::Final);
             recording.builder.release(index);
         }
     }
@@ -341,7 +338,7 @@ impl Tap {
                     frame: frame.clone(),
                 });
             }
-            recording.journal_exchange(index);
+            recording.journal_exchange(index, Revision::SoFar);
         }
     }
 
@@ -445,12 +442,21 @@ impl Recording {
         }
     }
 
-    /// Journals how interaction `index` travelled, as it stands now.
-    fn journal_exchange(&mut self, index: usize) {
-        let Some(http) = self.builder.http_mut(index).map(|http| http.clone()) else {
+    /// Journals how interaction `index` travelled, as it stands now,
+    /// serialised from where the builder keeps it (no copy: every answer
+    /// journals one).
+    fn journal_exchange(&mut self, index: usize, revision: Revision) {
+        let (Some(journal), Some(http)) = (&mut self.journal, self.builder.http_mut(index)) else {
             return;
         };
-        self.journal_with(|journal| journal.append_exchange(index, &http));
+        let written = match revision {
+            Revision::SoFar => journal.append_exchange(index, http),
+            Revision::Final => journal.append_final_exchange(index, http),
+        };
+        if let Err(e) = written {
+            tracing::warn!("{e}; the recording is no longer crash-safe");
+            self.journal = None;
+        }
     }
 
     /// Starts the journal again with the current transport in its header,
@@ -467,6 +473,15 @@ impl Recording {
             }
         }
     }
+}
+
+/// Whether a journalled exchange may still change.
+#[derive(Debug, Clone, Copy)]
+enum Revision {
+    /// As it stands now; a later line may revise it.
+    SoFar,
+    /// Final: its POST's answer is over.
+    Final,
 }
 
 /// Session ids shorter than this are not masked in messages.
