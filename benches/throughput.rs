@@ -901,12 +901,19 @@ impl Comparison {
         let direct = c.get(Target::Direct.name(), serial).p50;
         let record_added = c.get(Target::Record.name(), serial).p50 - direct;
         let relay_added = c.get(Target::Relay.name(), serial).p50 - direct;
-        let added = record_added / relay_added;
+        // A relay that seemed to add nothing (noise put its p50 at or
+        // under the direct server's) leaves no ratio to quote; the target
+        // is then met only by a record that seemed to add less still.
+        let ratio = if relay_added > 0.0 {
+            format!("{:.2}×", record_added / relay_added)
+        } else {
+            "no ratio".to_owned()
+        };
         rows.push((
             format!("record's added p50 / the bare relay's, {serial} in flight"),
-            format!("{added:.2}× ({record_added:.1} vs {relay_added:.1} µs)"),
+            format!("{ratio} ({record_added:.1} vs {relay_added:.1} µs)"),
             "≤ 1.25×".into(),
-            added <= 1.25,
+            record_added <= 1.25 * relay_added,
         ));
         let floor = c.get(Target::Floor.name(), deep).rate;
         let replay = c.get("replay", deep).rate;
