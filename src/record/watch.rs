@@ -4,10 +4,6 @@
 //! changes.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -102,92 +98,6 @@ impl Watch {
     }
 }
 
-/// A [`Watch`] on a thread of its own. The HTTP proxy hands it each
-/// recorded message's text and goes on: the thread takes what was handed
-/// over every [`BackgroundWatch::PERIOD`], in order, and checks it there,
-/// so the one thread that forwards neither checks nor wakes anyone per
-/// message.
-#[derive(Debug)]
-pub(crate) struct BackgroundWatch {
-    shared: Arc<Handed>,
-    thread: Option<thread::JoinHandle<usize>>,
-}
-
-/// What the forwarding side hands over, and whether it is done.
-#[derive(Debug, Default)]
-struct Handed {
-    messages: Mutex<Vec<(Direction, Vec<u8>)>>,
-    done: AtomicBool,
-}
-
-impl BackgroundWatch {
-    const PERIOD: Duration = Duration::from_millis(100);
-
-    /// Starts the thread.
-    pub(crate) fn start() -> Self {
-        let shared = Arc::new(Handed::default());
-        let handed = shared.clone();
-        let thread = thread::spawn(move || {
-            let mut watch = Watch::default();
-            loop {
-                let last = handed.done.load(Ordering::Acquire);
-                // Taken under the lock, checked outside it.
-                let messages = std::mem::take(
-                    &mut *handed
-                        .messages
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner),
-                );
-                for (direction, text) in messages {
-                    for warning in watch.line(direction, &text) {
-                        tracing::warn!("{warning}");
-                    }
-                }
-                if last {
-                    return watch.breaks();
-                }
-                thread::park_timeout(Self::PERIOD);
-            }
-        });
-        BackgroundWatch {
-            shared,
-            thread: Some(thread),
-        }
-    }
-
-    /// Hands over one message's JSON text, to be checked in order with
-    /// the rest.
-    pub(crate) fn push(&self, direction: Direction, text: Vec<u8>) {
-        self.shared
-            .messages
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((direction, text));
-    }
-
-    /// Checks what is left and waits for the thread, so that every
-    /// warning is out before the recording says it is done: how many
-    /// breaks there were (none once finished already).
-    pub(crate) fn finish(&mut self) -> usize {
-        let Some(thread) = self.thread.take() else {
-            return 0;
-        };
-        self.shared.done.store(true, Ordering::Release);
-        thread.thread().unpark();
-        thread
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    }
-}
-
-impl Drop for BackgroundWatch {
-    fn drop(&mut self) {
-        if !thread::panicking() {
-            self.finish();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,21 +150,6 @@ mod tests {
         let warnings = watch.message(C2S, &list(2));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("/result/tools"), "{}", warnings[0]);
-    }
-
-    #[test]
-    fn a_background_watch_checks_everything_handed_over_in_order_before_it_finishes() {
-        let mut watch = BackgroundWatch::start();
-        let text = |message: Value| serde_json::to_vec(&message).unwrap();
-        watch.push(C2S, text(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}})));
-        watch.push(S2C, text(json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}})));
-        for id in 2..5 {
-            watch.push(C2S, text(list(id)));
-            watch.push(S2C, text(bad_list(id)));
-        }
-        // Handed over faster than the thread's period: all still counted.
-        assert_eq!(watch.finish(), 3);
-        assert_eq!(watch.finish(), 0, "finished once");
     }
 
     #[test]

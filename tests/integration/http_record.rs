@@ -1387,8 +1387,7 @@ fn recording_a_down_upstream_warns_exits_3_and_check_warns() {
 }
 
 /// Schema breaks are warned about when recording over HTTP as over stdio,
-/// every one of them before the recorder exits (the watch runs on a
-/// thread of its own, off the forwarding path).
+/// every one of them before the recorder exits.
 #[test]
 fn recording_over_http_warns_about_schema_breaks_before_it_exits() {
     let runtime = tokio::runtime::Runtime::new().unwrap();

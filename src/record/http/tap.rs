@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 
 use super::super::error::RecordError;
-use super::super::watch::BackgroundWatch;
 use crate::cassette::Rules;
 use crate::cassette::{
     self, Builder, Direction, HttpEndpointBehaviour, HttpExchange, HttpSituation, Journal,
     SseFrame, StreamedEvent, Transport,
 };
 use crate::jsonrpc::{self, Kind};
+use crate::record::Watch;
 use crate::redact::{MASK, Redactor};
 
 /// Where a recording goes, or nothing when passing through. Cloning shares it.
@@ -37,9 +37,8 @@ pub(super) struct Recording {
     sessions: Vec<String>,
     /// Masks secrets before anything is journalled or kept.
     redactor: Redactor,
-    /// Warns about messages that break the MCP schema, on a thread of its
-    /// own.
-    watch: BackgroundWatch,
+    /// Warns about messages that break the MCP schema.
+    watch: Watch,
 }
 
 /// The interactions one POST opened, which its answer is filed under.
@@ -112,7 +111,7 @@ impl Tap {
             journalled: false,
             sessions: Vec::new(),
             redactor,
-            watch: BackgroundWatch::start(),
+            watch: Watch::default(),
         })))))
     }
 
@@ -370,8 +369,6 @@ impl Tap {
         let mut recording = shared
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        // Every schema warning out before the recording says it is saved.
-        recording.watch.finish();
         let transport = recording.transport.clone();
         let fresh = Builder::new(recording.recorded_at.clone(), transport.clone());
         let builder = std::mem::replace(&mut recording.builder, fresh);
@@ -392,22 +389,23 @@ impl Tap {
 }
 
 impl Recording {
-    /// Journals one message, hands its text to the watch, then files it.
+    /// Journals one message, then files it.
     fn observe(&mut self, direction: Direction, mut message: Value) {
         if !self.sessions.is_empty() {
             mask_sessions(&mut message, &self.sessions);
         }
         self.redactor.redact_message(&mut message);
-        let text = serde_json::to_vec(&message).expect("JSON values serialise");
+        for warning in self.watch.message(direction, &message) {
+            tracing::warn!("{warning}");
+        }
         if let Some(journal) = &mut self.journal {
-            if let Err(e) = journal.append_raw(direction, &text) {
+            if let Err(e) = journal.append(direction, &message) {
                 // Forwarding must go on; the cassette is still written at the end.
                 tracing::warn!("{e}; the recording is no longer crash-safe");
                 self.journal = None;
             }
             self.journalled = true;
         }
-        self.watch.push(direction, text);
         self.builder.observe(direction, message);
     }
 
