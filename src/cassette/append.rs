@@ -16,7 +16,7 @@
 //! reserve space (or outside Linux), appends fall back to `write`.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 
 /// How much of the file is mapped and reserved at a time. Pages leave the
 /// recorder's memory with their window (they stay in the page cache), so
@@ -133,7 +133,6 @@ impl Appender {
         self.window = None;
         self.mapped = false;
         self.file.set_len(self.len)?;
-        use std::io::Seek;
         self.file.seek(io::SeekFrom::Start(self.len))?;
         Ok(())
     }

@@ -1335,6 +1335,18 @@ fn blocking_post(url: &str, body: &Value) -> u16 {
     answer.split(' ').nth(1).unwrap().parse().unwrap()
 }
 
+/// The `mcpcassette record --upstream` binary recording `upstream` into
+/// `cassette`, its stderr kept.
+fn record_upstream_binary(cassette: &Path, upstream: &str) -> crate::support::http::Served {
+    let mut command = crate::support::mcpcassette();
+    command
+        .arg("record")
+        .arg("--cassette")
+        .arg(cassette)
+        .args(["--upstream", upstream]);
+    crate::support::http::Served::start_capturing_stderr(command)
+}
+
 /// `record --upstream` against an upstream that is down: a warning at the
 /// first failure, exit 3 when nothing but failures was recorded, and
 /// `check` warns about the cassette (MC306).
@@ -1345,13 +1357,7 @@ fn recording_a_down_upstream_warns_exits_3_and_check_warns() {
     drop(unused);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("down.json");
-    let mut command = crate::support::mcpcassette();
-    command
-        .arg("record")
-        .arg("--cassette")
-        .arg(&path)
-        .args(["--upstream", &upstream]);
-    let recorder = crate::support::http::Served::start_capturing_stderr(command);
+    let recorder = record_upstream_binary(&path, &upstream);
     for id in [1, 2] {
         let status = blocking_post(&recorder.url, &request(id, "ping", json!({})));
         assert_eq!(status, 502);
@@ -1394,13 +1400,7 @@ fn recording_over_http_warns_about_schema_breaks_before_it_exits() {
     let fake = runtime.block_on(start_fake());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.json");
-    let mut command = crate::support::mcpcassette();
-    command
-        .arg("record")
-        .arg("--cassette")
-        .arg(&path)
-        .args(["--upstream", &fake.url()]);
-    let recorder = crate::support::http::Served::start_capturing_stderr(command);
+    let recorder = record_upstream_binary(&path, &fake.url());
     let init = request(
         0,
         "initialize",

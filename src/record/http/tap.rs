@@ -223,7 +223,9 @@ impl Tap {
         };
         for &index in indices {
             if recording.builder.release(index) {
-                recording.journal_with(|journal| journal.append_released(index));
+                journal_with(&mut recording.journal, |journal| {
+                    journal.append_released(index)
+                });
             }
         }
     }
@@ -302,7 +304,9 @@ impl Tap {
         if let Transport::StreamableHttp { behaviour, .. } = &mut recording.transport {
             edit(behaviour);
             let behaviour = behaviour.clone();
-            recording.journal_with(|journal| journal.append_behaviour(&behaviour));
+            journal_with(&mut recording.journal, |journal| {
+                journal.append_behaviour(&behaviour)
+            });
         }
     }
 
@@ -398,14 +402,7 @@ impl Recording {
         for warning in self.watch.message(direction, &message) {
             tracing::warn!("{warning}");
         }
-        if let Some(journal) = &mut self.journal {
-            if let Err(e) = journal.append(direction, &message) {
-                // Forwarding must go on; the cassette is still written at the end.
-                tracing::warn!("{e}; the recording is no longer crash-safe");
-                self.journal = None;
-            }
-            self.journalled = true;
-        }
+        self.journal_message(direction, &message);
         self.builder.observe(direction, message);
     }
 
@@ -416,45 +413,29 @@ impl Recording {
             mask_sessions(&mut message, &self.sessions);
         }
         self.redactor.redact_message(&mut message);
-        if let Some(journal) = &mut self.journal {
-            if let Err(e) = journal.append(Direction::ServerToClient, &message) {
-                tracing::warn!("{e}; the recording is no longer crash-safe");
-                self.journal = None;
-            }
-            self.journalled = true;
-        }
+        self.journal_message(Direction::ServerToClient, &message);
         self.builder.respond_to(request, message);
     }
 
-    /// Runs `write` on the journal; a failure ends journalling (forwarding
-    /// goes on; the cassette is still written at the end).
-    fn journal_with(
-        &mut self,
-        write: impl FnOnce(&mut Journal) -> Result<(), crate::cassette::CassetteError>,
-    ) {
-        if let Some(journal) = &mut self.journal
-            && let Err(e) = write(journal)
-        {
-            tracing::warn!("{e}; the recording is no longer crash-safe");
-            self.journal = None;
-        }
+    /// Journals one message, masked already.
+    fn journal_message(&mut self, direction: Direction, message: &Value) {
+        self.journalled |= self.journal.is_some();
+        journal_with(&mut self.journal, |journal| {
+            journal.append(direction, message)
+        });
     }
 
     /// Journals how interaction `index` travelled, as it stands now,
     /// serialised from where the builder keeps it (no copy: every answer
     /// journals one).
     fn journal_exchange(&mut self, index: usize, revision: Revision) {
-        let (Some(journal), Some(http)) = (&mut self.journal, self.builder.http_mut(index)) else {
+        let Some(http) = self.builder.http_mut(index) else {
             return;
         };
-        let written = match revision {
+        journal_with(&mut self.journal, |journal| match revision {
             Revision::SoFar => journal.append_exchange(index, http),
             Revision::Final => journal.append_final_exchange(index, http),
-        };
-        if let Err(e) = written {
-            tracing::warn!("{e}; the recording is no longer crash-safe");
-            self.journal = None;
-        }
+        });
     }
 
     /// Starts the journal again with the current transport in its header,
@@ -470,6 +451,20 @@ impl Recording {
                 self.journal = None;
             }
         }
+    }
+}
+
+/// Runs `write` on `journal`, if journalling goes on; a failure ends it
+/// (forwarding goes on; the cassette is still written at the end).
+fn journal_with(
+    journal: &mut Option<Journal>,
+    write: impl FnOnce(&mut Journal) -> Result<(), crate::cassette::CassetteError>,
+) {
+    if let Some(open) = journal
+        && let Err(e) = write(open)
+    {
+        tracing::warn!("{e}; the recording is no longer crash-safe");
+        *journal = None;
     }
 }
 
