@@ -677,6 +677,16 @@ fn env_redactor() -> Redactor {
     )
 }
 
+#[test]
+fn the_needles_are_built_only_once_an_anchor_is_seen() {
+    let r = env_redactor();
+    assert!(r.inner.needles.get().is_none(), "built eagerly");
+    assert_eq!(text(&r, "nothing secret here"), "nothing secret here");
+    assert!(r.inner.needles.get().is_none(), "built without an anchor");
+    assert!(!text(&r, &format!("key {SECRET} end")).contains(SECRET));
+    assert!(r.inner.needles.get().is_some_and(Option::is_some));
+}
+
 /// HTML form encoding: what `url::form_urlencoded` sends.
 const FORM: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'*')
