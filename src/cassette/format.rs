@@ -36,6 +36,7 @@ pub struct Cassette {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opening: Vec<Event>,
     /// Client messages in the order they were sent, each with what answered it.
+    #[serde(deserialize_with = "super::presize::interactions")]
     pub interactions: Vec<Interaction>,
 }
 

@@ -4,6 +4,7 @@ mod append;
 mod builder;
 mod error;
 mod format;
+mod presize;
 mod resolve;
 mod rules;
 mod spill;

@@ -77,7 +77,9 @@ fn parse_text(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
     let bytes = text.as_bytes();
     // The common case first: one typed pass. Only a cassette that fails it
     // pays for the passes that locate the error precisely.
-    let fast = crate::json::deserialize_borrowing(|| serde_json::from_str::<Cassette>(text));
+    let fast = crate::json::deserialize_borrowing(|| {
+        super::presize::for_text(text.len(), || serde_json::from_str::<Cassette>(text))
+    });
     let fast_error = match fast {
         Ok(cassette) => return accepted(path, text, cassette),
         Err(e) => e,

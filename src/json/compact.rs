@@ -63,7 +63,7 @@ pub(super) fn scan(text: &str) -> (Cow<'_, str>, Scanned) {
     let mut scanner = Scanner {
         text,
         bytes: text.as_bytes(),
-        out: String::new(),
+        out: SCRATCH.take(),
         copying: false,
         run: 0,
         at: 0,
@@ -93,11 +93,27 @@ pub(super) fn scan(text: &str) -> (Cow<'_, str>, Scanned) {
     scanned.depth = scanner.deepest;
     let text = if scanner.copying {
         scanner.out.push_str(&text[scanner.run..]);
-        Cow::Owned(scanner.out)
+        Cow::Owned(String::from(scanner.out.as_str()))
     } else {
         Cow::Borrowed(text)
     };
+    if scanner.out.capacity() <= SCRATCH_KEPT {
+        scanner.out.clear();
+        SCRATCH.set(scanner.out);
+    }
     (text, scanned)
+}
+
+/// The most of a compacting buffer a thread keeps for its next message.
+const SCRATCH_KEPT: usize = 1 << 20;
+
+thread_local! {
+    /// The buffer messages are compacted into before their text gets an
+    /// allocation of its exact size. Compacting straight into a message's
+    /// own allocation meant one as big as the pretty text, then a smaller
+    /// one and a copy: at load, the first touch of those pages was a
+    /// sixth of a 1 000-interaction cassette's page faults.
+    static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
 }
 
 /// The state of one pass: where it is in the input, and the compact text
