@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use mcpcassette::Mode;
 use mcpcassette::Selector;
 use mcpcassette::cassette::{KeyRule, OnExhausted, Strategy};
@@ -24,38 +24,97 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record or replay as the mode says: the one entry point for tests.
-    Run(RunArgs),
+    Run(Deferred<RunArgs>),
     /// Run a stdio MCP server, forward a client's traffic to it unchanged,
     /// and write what passed into a cassette.
-    Record(RecordArgs),
+    Record(Deferred<RecordArgs>),
     /// Forward a client's traffic to a server unchanged and print each
     /// message as it passes (direction, method, id, size, latency, schema
     /// violations), then a summary.
-    Inspect(InspectArgs),
+    Inspect(Deferred<InspectArgs>),
     /// Serve a cassette over stdio as a deterministic MCP server.
-    Replay(ReplayArgs),
+    Replay(Deferred<ReplayArgs>),
     /// Serve a fixture (a hand-written MCP server) over stdio, or
     /// Streamable HTTP with --listen.
-    Serve(super::serve::ServeArgs),
+    Serve(Deferred<super::serve::ServeArgs>),
     /// Validate cassettes: JSON-RPC envelopes, MCP shapes of the recorded
     /// protocol version, tool arguments, structure and secrets.
-    Check(CheckArgs),
+    Check(Deferred<CheckArgs>),
     /// Re-run a cassette against the live server and report drift; the
     /// live version is left as CASSETTE.new for `review`.
-    Verify(VerifyArgs),
+    Verify(Deferred<VerifyArgs>),
     /// Inventory a live server (tools, resources, templates, prompts) into
     /// a fixture, without calling anything.
-    Stub(StubArgs),
+    Stub(Deferred<StubArgs>),
     /// Go through pending cassettes (CASSETTE.new) change by change:
     /// accept, reject or skip each.
-    Review(ReviewArgs),
+    Review(Deferred<ReviewArgs>),
     /// Accept every pending change: the pending cassettes replace the
     /// accepted ones.
-    Accept(PendingArgs),
+    Accept(Deferred<PendingArgs>),
     /// Reject every pending change: remove the pending cassettes.
-    Reject(PendingArgs),
+    Reject(Deferred<PendingArgs>),
     /// List pending cassettes and the interactions they change.
-    Pending(PendingListArgs),
+    Pending(Deferred<PendingListArgs>),
+}
+
+/// A subcommand's arguments, built only if that subcommand is the one
+/// run (or its help is asked for): clap's derive otherwise builds every
+/// subcommand's arguments, help texts and all, on every start, which was
+/// 0.23 ms of replay's 1.6 (docs/benchmarks.md).
+#[derive(Debug)]
+pub struct Deferred<T>(pub T);
+
+impl<T: Args> Deferred<T> {
+    /// `augment` on a subcommand that already has its about text (the
+    /// variant's doc comment, set after this was deferred), keeping it over
+    /// the arguments struct's own, as without deferring.
+    fn keeping_about(
+        cmd: clap::Command,
+        augment: fn(clap::Command) -> clap::Command,
+    ) -> clap::Command {
+        let about = cmd.get_about().cloned();
+        let long_about = cmd.get_long_about().cloned();
+        let cmd = augment(cmd);
+        let Some(about) = about else { return cmd };
+        let cmd = cmd.about(about);
+        match long_about {
+            Some(long_about) => cmd.long_about(long_about),
+            None => cmd.long_about(None::<&str>),
+        }
+    }
+}
+
+impl<T: Args> Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| Self::keeping_about(cmd, T::augment_args))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| Self::keeping_about(cmd, T::augment_args_for_update))
+    }
+
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+impl<T: FromArgMatches> FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(matches).map(Deferred)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+
+    fn update_from_arg_matches_mut(&mut self, matches: &mut ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches_mut(matches)
+    }
 }
 
 /// `mcpcassette check`.
@@ -449,4 +508,57 @@ pub fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
     Err(format!(
         "expected IP:PORT or localhost:PORT (like 127.0.0.1:0, [::1]:8080), found `{text}`"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Deferring a subcommand's arguments changes when they are built, not
+    /// what its help says: the about line of the listing, then every
+    /// argument.
+    #[test]
+    fn deferred_subcommands_keep_their_about_and_arguments() {
+        let listed: Vec<(String, String)> = Cli::command()
+            .get_subcommands()
+            .map(|sub| {
+                let about = sub.get_about().expect("every subcommand has one");
+                (sub.get_name().to_owned(), about.to_string())
+            })
+            .collect();
+        assert!(listed.len() >= 12, "{listed:?}");
+        let mut built = Cli::command();
+        built.build();
+        for (name, about) in &listed {
+            let sub = built.find_subcommand(name).unwrap();
+            assert_eq!(
+                sub.get_about().map(ToString::to_string).as_ref(),
+                Some(about)
+            );
+            // More than the `--help` clap adds to every subcommand.
+            assert!(sub.get_arguments().count() > 1, "{name} has no arguments");
+            let help = Cli::try_parse_from(["mcpcassette", name.as_str(), "--help"])
+                .unwrap_err()
+                .to_string();
+            // Wrapped to the terminal's width.
+            let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(words(&help).starts_with(&words(about)), "{name}:\n{help}");
+        }
+    }
+
+    #[test]
+    fn a_deferred_subcommand_parses_its_arguments() {
+        let cli = Cli::try_parse_from(["mcpcassette", "replay", "--fail-on-unused", "c.json"]);
+        match cli.unwrap().command {
+            Command::Replay(args) => {
+                assert_eq!(args.0.cassette, PathBuf::from("c.json"));
+                assert!(args.0.matching.fail_on_unused);
+            }
+            other => panic!("{other:?}"),
+        }
+        let error = Cli::try_parse_from(["mcpcassette", "replay", "--nope", "c.json"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
 }

@@ -39,18 +39,18 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init();
     let result = match cli.command {
-        Command::Run(args) => run::run(args),
-        Command::Record(args) => record::run(args),
-        Command::Inspect(args) => inspect::run(args),
-        Command::Replay(args) => replay::run(args),
-        Command::Serve(args) => serve::run(args),
-        Command::Check(args) => check::run(args),
-        Command::Verify(args) => verify::run(args),
-        Command::Stub(args) => stub::run(args),
-        Command::Review(args) => review::review(args),
-        Command::Accept(args) => review::accept(args),
-        Command::Reject(args) => review::reject(args),
-        Command::Pending(args) => review::list(args),
+        Command::Run(args) => run::run(args.0),
+        Command::Record(args) => record::run(args.0),
+        Command::Inspect(args) => inspect::run(args.0),
+        Command::Replay(args) => replay::run(args.0),
+        Command::Serve(args) => serve::run(args.0),
+        Command::Check(args) => check::run(args.0),
+        Command::Verify(args) => verify::run(args.0),
+        Command::Stub(args) => stub::run(args.0),
+        Command::Review(args) => review::review(args.0),
+        Command::Accept(args) => review::accept(args.0),
+        Command::Reject(args) => review::reject(args.0),
+        Command::Pending(args) => review::list(args.0),
     };
     match result {
         Ok(code) => code,
