@@ -182,6 +182,16 @@ pub(crate) fn bodiless_situation(
     }
 }
 
+/// Whether `headers` agree with the body of any message that declares no
+/// protocol version in `_meta`: [`header_mismatch`] is `None` for every
+/// such message, since there is no `Mcp-Method` or `Mcp-Name` to hold
+/// against it and no 2026-07-28 `MCP-Protocol-Version` that requires them.
+pub(crate) fn agree_with_undeclared(headers: &HeaderMap) -> bool {
+    !headers.contains_key(MCP_METHOD)
+        && !headers.contains_key(MCP_NAME)
+        && single(headers, PROTOCOL_VERSION).is_ok_and(|v| v.is_none_or(|v| v < MODERN_VERSION))
+}
+
 /// Why a message's `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name`
 /// headers disagree with its body (2026-07-28), or why a required one is
 /// missing; `None` when they agree. Headers are required once the message

@@ -408,6 +408,84 @@ async fn legacy_sessions_are_issued_required_and_ended() {
     replay.stop().await;
 }
 
+/// Plain requests are answered straight from their text; those whose
+/// headers must be held against the body are parsed first. A client sees
+/// no difference: the same requests (ids spelled oddly, progress, an
+/// unmatched call, answers recorded as a 500 page and as framed SSE) in
+/// two sessions, one with and one without `Mcp-Method` and `Mcp-Name`.
+#[tokio::test]
+async fn plain_requests_are_answered_as_parsed_ones_are() {
+    let replay = Replay::start(demo("demo-legacy.json")).await;
+    let [answers, parsed] = both_ways(
+        &replay.http(),
+        &[
+            r#"{ "jsonrpc" : "2.0", "id" : 1.50, "method" : "tools/call", "params" : {"name":"echo","arguments":{"message":"hello"}} }"#,
+            r#"{"jsonrpc":"2.0","id":"\u0041b","method":"tools/call","params":{"name":"count","arguments":{"steps":3},"_meta":{"progressToken":7}}}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{"name":"echo","arguments":{"message":"never recorded"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        ],
+    )
+    .await;
+    assert_eq!(answers, parsed);
+    let [echo, count, unmatched, list] = &answers[..] else {
+        unreachable!()
+    };
+    assert!(echo.2.contains(r#""id":1.50"#), "{echo:?}");
+    assert!(count.2.contains(r#""id":"\u0041b""#), "{count:?}");
+    assert!(count.2.contains(r#""progressToken":7"#), "{count:?}");
+    assert!(unmatched.2.contains(r#""id":-0"#), "{unmatched:?}");
+    assert!(unmatched.2.contains(r#""error""#), "{unmatched:?}");
+    assert_eq!(list.0, StatusCode::OK, "{list:?}");
+    replay.stop().await;
+
+    let replay = Replay::start(legacy_http_cassette([0, 0, 0])).await;
+    let [answers, parsed] = both_ways(
+        &replay.http().at("/rpc"),
+        &[
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"boom","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow","arguments":{}}}"#,
+        ],
+    )
+    .await;
+    assert_eq!(answers, parsed);
+    let [boom, slow] = &answers[..] else {
+        unreachable!()
+    };
+    assert_eq!(boom.0, StatusCode::INTERNAL_SERVER_ERROR, "{boom:?}");
+    assert_eq!(boom.2, "upstream exploded");
+    assert_eq!(slow.1, "text/event-stream", "{slow:?}");
+    let ids: Vec<_> = parse_events(&slow.2).into_iter().map(|e| e.id).collect();
+    assert_eq!(ids, [Some("p0".into()), Some("r2".into())]);
+    replay.stop().await;
+}
+
+/// Status, content type and body of each of `bodies` POSTed in a new
+/// session: first as they are, then with the `Mcp-Method` and `Mcp-Name`
+/// headers that make the server hold its headers against the body.
+async fn both_ways(http: &Http, bodies: &[&'static str]) -> [Vec<(StatusCode, String, String)>; 2] {
+    let mut answers: [Vec<_>; 2] = Default::default();
+    for (declared, answers) in answers.iter_mut().enumerate() {
+        let session = http.initialize().await;
+        for body in bodies {
+            let message: Value = serde_json::from_str(body).unwrap();
+            let method = message["method"].as_str().unwrap();
+            let name = message["params"]["name"].as_str().unwrap_or_default();
+            let mut headers = session_headers(&session).to_vec();
+            if declared == 1 {
+                headers.push(("mcp-method", method));
+                if !name.is_empty() {
+                    headers.push(("mcp-name", name));
+                }
+            }
+            let request = http.request(Method::POST, &headers, Bytes::from(*body));
+            let reply = http.send(request).await;
+            let content_type = reply.content_type().to_owned();
+            answers.push((reply.status, content_type, reply.text().to_owned()));
+        }
+    }
+    answers
+}
+
 #[tokio::test]
 async fn foreign_origins_and_hosts_are_refused() {
     let replay = Replay::start(demo("demo-legacy.json")).await;

@@ -33,6 +33,7 @@ mod guard;
 mod http_sse;
 mod modern;
 mod oauth;
+mod plain;
 mod plan;
 mod post;
 mod reply;

@@ -12,6 +12,7 @@ use super::answer::{self, Expect};
 use super::flow::{Flow, Spill};
 use super::guard::{self, Accept};
 use super::modern;
+use super::plain;
 use super::plan::{Plan, Shape};
 use super::reply::{self, Response};
 use super::server::Server;
@@ -31,30 +32,40 @@ pub(super) async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> 
     let accept = Accept::of(&parts.headers);
     let checked = async {
         check_media_types(&parts.headers, accept)?;
-        read_messages(body).await
+        read_body(body).await
     };
-    match checked.await {
-        Ok((messages, batch, body)) => {
-            if let Some(oauth) = &server.oauth
-                && let Err(refused) = oauth.check_scope(&parts.headers, &messages)
-            {
-                return refused;
-            }
-            let post = Post {
-                headers: &parts.headers,
-                body,
-                batch,
-                accept,
-                start,
-            };
-            dispatch(server, post, messages).await
-        }
-        // A request from elsewhere learns no more than that it is refused.
-        Err(refused) => match http_transport::foreign(&parts.headers, server.local) {
-            Some(which) => guard::forbidden(which),
-            None => refused,
-        },
+    // A request from elsewhere learns no more than that it is refused.
+    let refuse = |refused| match http_transport::foreign(&parts.headers, server.local) {
+        Some(which) => guard::forbidden(which),
+        None => refused,
+    };
+    let body = match checked.await {
+        Ok(body) => body,
+        Err(refused) => return refuse(refused),
+    };
+    let mut post = Post {
+        headers: &parts.headers,
+        body,
+        batch: false,
+        accept,
+        start,
+    };
+    if let Some(played) = plain::play(server, &post) {
+        return played.respond(server, start).await;
     }
+    let messages = match parse_messages(&post.body) {
+        Ok((messages, batch)) => {
+            post.batch = batch;
+            messages
+        }
+        Err(refused) => return refuse(refused),
+    };
+    if let Some(oauth) = &server.oauth
+        && let Err(refused) = oauth.check_scope(&parts.headers, &messages)
+    {
+        return refused;
+    }
+    dispatch(server, post, messages).await
 }
 
 /// The body must be JSON (415) and some MCP answer acceptable (406).
@@ -76,24 +87,34 @@ fn check_media_types(headers: &HeaderMap, accept: Accept) -> Result<(), Response
     Ok(())
 }
 
-/// The body's messages, and whether they came as a batch. A body that is
-/// not JSON, an empty batch, or a single message that is not JSON-RPC gets
-/// 400 with the JSON-RPC error.
+/// The body's messages, and whether they came as a batch, and the body.
+/// A body that is not JSON, an empty batch, or a single message that is
+/// not JSON-RPC gets 400 with the JSON-RPC error.
 pub(super) async fn read_messages(
     body: Incoming,
 ) -> Result<(Vec<Value>, bool, bytes::Bytes), Response> {
-    let bytes = match Limited::new(body, MAX_BODY).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<LengthLimitError>() => {
-            return Err(reply::error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                reply::BAD_REQUEST_CODE,
-                "Payload Too Large",
-            ));
-        }
-        Err(error) => return Err(bad_request(codes::PARSE_ERROR, &error.to_string())),
-    };
-    let value: Value = crate::json::parse_message(&bytes).map_err(|e| {
+    let bytes = read_body(body).await?;
+    let (messages, batch) = parse_messages(&bytes)?;
+    Ok((messages, batch, bytes))
+}
+
+/// The whole body, up to [`MAX_BODY`] (413 beyond).
+async fn read_body(body: Incoming) -> Result<bytes::Bytes, Response> {
+    match Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<LengthLimitError>() => Err(reply::error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            reply::BAD_REQUEST_CODE,
+            "Payload Too Large",
+        )),
+        Err(error) => Err(bad_request(codes::PARSE_ERROR, &error.to_string())),
+    }
+}
+
+/// The body's messages, and whether they came as a batch (see
+/// [`read_messages`]).
+fn parse_messages(bytes: &[u8]) -> Result<(Vec<Value>, bool), Response> {
+    let value: Value = crate::json::parse_message(bytes).map_err(|e| {
         let error = crate::serve::unreadable_error(&e);
         bad_request(error.code, &error.message)
     })?;
@@ -102,9 +123,9 @@ pub(super) async fn read_messages(
             codes::INVALID_REQUEST,
             "Invalid Request: empty batch",
         )),
-        Value::Array(batch) => Ok((batch, true, bytes)),
+        Value::Array(batch) => Ok((batch, true)),
         message => match jsonrpc::classify(&message) {
-            Ok(_) => Ok((vec![message], false, bytes)),
+            Ok(_) => Ok((vec![message], false)),
             Err(invalid) => {
                 let id = jsonrpc::id(&message)
                     .filter(|id| id.is_string() || id.is_number())
@@ -182,14 +203,14 @@ fn is_listen(message: &Value) -> bool {
 }
 
 /// What a POST came with, besides its messages.
-struct Post<'a> {
-    headers: &'a HeaderMap,
+pub(super) struct Post<'a> {
+    pub(super) headers: &'a HeaderMap,
     /// The body as sent, for ids written back as the client wrote them.
-    body: bytes::Bytes,
+    pub(super) body: bytes::Bytes,
     /// Whether the messages came as a batch, answered by an array.
-    batch: bool,
-    accept: Accept,
-    start: Instant,
+    pub(super) batch: bool,
+    pub(super) accept: Accept,
+    pub(super) start: Instant,
 }
 
 /// Hands the messages to the handler and answers as the plan says.
