@@ -375,10 +375,8 @@ impl Engine {
         sink: &Sink,
         tasks: &mut JoinSet<()>,
     ) -> Option<usize> {
-        match self.handle_message_in(message, sink, tasks, &HttpSituation::default()) {
-            Handled::Answered(position) => position,
-            Handled::NotRecorded => None,
-        }
+        self.handle_message_in(message, sink, tasks, &HttpSituation::default())
+            .interaction()
     }
 
     /// Handles a message that arrived over HTTP in `situation`. In an

@@ -22,6 +22,16 @@ pub enum Handled {
     NotRecorded,
 }
 
+impl Handled {
+    /// The recorded interaction that answered, if one did.
+    pub fn interaction(self) -> Option<usize> {
+        match self {
+            Handled::Answered(position) => position,
+            Handled::NotRecorded => None,
+        }
+    }
+}
+
 /// An MCP server as the transports see it.
 ///
 /// Each client message is handed over in arrival order; whatever the
@@ -112,10 +122,9 @@ pub(crate) fn traced(
     sink: &Sink,
     tasks: &mut JoinSet<()>,
 ) -> Option<usize> {
-    match Arc::clone(handler).handle(message, sink, tasks, &HttpSituation::default()) {
-        Handled::Answered(position) => position,
-        Handled::NotRecorded => None,
-    }
+    Arc::clone(handler)
+        .handle(message, sink, tasks, &HttpSituation::default())
+        .interaction()
 }
 
 /// A handler that answers nothing, for tests of what carries one.

@@ -23,7 +23,6 @@ use super::post::Post;
 use super::reply::Response;
 use super::server::Server;
 use super::session::Session;
-use crate::serve::Handled;
 use crate::transport::http as http_transport;
 
 /// A plain request the handler has answered: what it sent, how to send it.
@@ -31,6 +30,8 @@ pub(super) struct Played {
     flow: Flow,
     plan: Plan,
     session: Option<Arc<Session>>,
+    /// When the POST arrived, which paced events are timed from.
+    start: Instant,
 }
 
 /// Hands `post` to its handler's text path when the headers settle its
@@ -49,27 +50,35 @@ pub(super) fn play(server: &Server, post: &Post<'_>) -> Option<Played> {
     let handler = server.handler_for(session.as_deref());
     let spill = session.clone().map_or(Spill::Nowhere, Spill::Session);
     let (mut flow, sink) = Flow::open(spill);
-    let position = match Arc::clone(&handler).handle_text(&post.body, &sink, &mut flow.tasks)? {
-        Handled::Answered(position) => position,
-        Handled::NotRecorded => None,
-    };
+    let position = Arc::clone(&handler)
+        .handle_text(&post.body, &sink, &mut flow.tasks)?
+        .interaction();
     drop(sink);
     let interaction = position.and_then(|p| handler.recorded(p));
     Some(Played {
         flow,
         plan: Plan::for_request(interaction, post.accept),
         session,
+        start: post.start,
     })
 }
 
 impl Played {
     /// Answers the POST as its plan says.
-    pub(super) async fn respond(self, server: &Arc<Server>, start: Instant) -> Response {
+    pub(super) async fn respond(self, server: &Arc<Server>) -> Response {
         let expect = Expect {
             answers: 1,
             batch: false,
         };
-        answer::respond(server, self.flow, self.plan, expect, self.session, start).await
+        answer::respond(
+            server,
+            self.flow,
+            self.plan,
+            expect,
+            self.session,
+            self.start,
+        )
+        .await
     }
 }
 
@@ -86,7 +95,7 @@ mod tests {
     use crate::protocol::Era;
     use crate::serve::http::HttpReplayConfig;
     use crate::serve::http::guard::Accept;
-    use crate::serve::{Handler, HttpProfile, Sink};
+    use crate::serve::{Handled, Handler, HttpProfile, Sink};
 
     /// A handler that answers on its text path any line naming `plain`,
     /// and counts which path each message took.

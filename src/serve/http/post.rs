@@ -51,7 +51,7 @@ pub(super) async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> 
         start,
     };
     if let Some(played) = plain::play(server, &post) {
-        return played.respond(server, start).await;
+        return played.respond(server).await;
     }
     let messages = match parse_messages(&post.body) {
         Ok((messages, batch)) => {
