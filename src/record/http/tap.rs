@@ -182,6 +182,7 @@ impl Tap {
             }
             return opened;
         };
+        let text = lone_text(body, &messages);
         let Some(mut recording) = self.lock() else {
             return opened;
         };
@@ -192,7 +193,7 @@ impl Tap {
             };
             let index = recording.builder.next_interaction();
             let situation = situation(&message);
-            recording.observe(Direction::ClientToServer, message);
+            recording.observe(Direction::ClientToServer, message, text);
             if recording.builder.next_interaction() > index {
                 // Before the next message could let it settle.
                 recording.builder.hold(index);
@@ -234,7 +235,14 @@ impl Tap {
     /// requests `request_ids`: an error with a `null` id (the server
     /// rejected the POST itself) answers the POST's request, when it
     /// carried one.
-    pub(super) fn answer_messages(&self, messages: Vec<Value>, request_ids: &[Value]) {
+    /// `text` is the body the messages came in, when it is exactly one of
+    /// them ([`lone_text`]).
+    pub(super) fn answer_messages(
+        &self,
+        messages: Vec<Value>,
+        text: Option<&[u8]>,
+        request_ids: &[Value],
+    ) {
         let Some(mut recording) = self.lock() else {
             return;
         };
@@ -243,7 +251,7 @@ impl Tap {
                 [request] if jsonrpc::is_rejection(&message) => {
                     recording.observe_answer(request, message);
                 }
-                _ => recording.observe(Direction::ServerToClient, message),
+                _ => recording.observe(Direction::ServerToClient, message, text),
             }
         }
     }
@@ -278,11 +286,13 @@ impl Tap {
 
     /// Files server messages and, in the same step, the SSE frame that
     /// carried them on the primary interaction (so frames and messages stay
-    /// in one order).
+    /// in one order). `text` is the event's data, when it is exactly one
+    /// of the messages ([`lone_text`]).
     pub(super) fn sse_event(
         &self,
         primary: Option<usize>,
         messages: Vec<Value>,
+        text: Option<&[u8]>,
         edit: impl FnOnce(&mut HttpExchange),
     ) {
         let Some(mut recording) = self.lock() else {
@@ -292,7 +302,7 @@ impl Tap {
             edit(http);
         }
         for message in messages {
-            recording.observe(Direction::ServerToClient, message);
+            recording.observe(Direction::ServerToClient, message, text);
         }
     }
 
@@ -331,7 +341,7 @@ impl Tap {
             return;
         };
         for message in messages {
-            recording.observe(Direction::ServerToClient, message);
+            recording.observe(Direction::ServerToClient, message, None);
             let Some((index, event)) = recording.builder.last_filed() else {
                 continue;
             };
@@ -393,17 +403,41 @@ impl Tap {
 }
 
 impl Recording {
-    /// Journals one message, then files it.
-    fn observe(&mut self, direction: Direction, mut message: Value) {
-        if !self.sessions.is_empty() {
-            mask_sessions(&mut message, &self.sessions);
+    /// Journals one message, then files it. `text` is the message's exact
+    /// text, when it came alone: if nothing in it needs masking it is
+    /// journalled as it is, with no walk over the tree to mask and no
+    /// second serialisation (every call costs two messages).
+    fn observe(&mut self, direction: Direction, mut message: Value, text: Option<&[u8]>) {
+        let clean = text.filter(|text| self.nothing_to_mask(text));
+        if clean.is_none() {
+            if !self.sessions.is_empty() {
+                mask_sessions(&mut message, &self.sessions);
+            }
+            self.redactor.redact_message(&mut message);
         }
-        self.redactor.redact_message(&mut message);
         for warning in self.watch.message(direction, &message) {
             tracing::warn!("{warning}");
         }
-        self.journal_message(direction, &message);
+        match clean {
+            Some(text) => self.journal_text(direction, text),
+            None => self.journal_message(direction, &message),
+        }
         self.builder.observe(direction, message);
+    }
+
+    /// Whether masking would leave the message whose text is `text` as it
+    /// is, told from the text: no secret the redactor might find, and no
+    /// session id. A backslash could escape a session id's characters, so
+    /// text with one is looked at parsed; the redactor's own pre-scan
+    /// already counts escapes.
+    fn nothing_to_mask(&self, text: &[u8]) -> bool {
+        let sessions_absent = self.sessions.is_empty()
+            || (!text.contains(&b'\\')
+                && self
+                    .sessions
+                    .iter()
+                    .all(|id| memchr::memmem::find(text, id.as_bytes()).is_none()));
+        sessions_absent && !self.redactor.might_mask_text(text)
     }
 
     /// Journals a server response to the client request `request`, then
@@ -422,6 +456,14 @@ impl Recording {
         self.journalled |= self.journal.is_some();
         journal_with(&mut self.journal, |journal| {
             journal.append(direction, message)
+        });
+    }
+
+    /// Journals one message's text, on one line and with nothing to mask.
+    fn journal_text(&mut self, direction: Direction, text: &[u8]) {
+        self.journalled |= self.journal.is_some();
+        journal_with(&mut self.journal, |journal| {
+            journal.append_raw(direction, text)
         });
     }
 
@@ -505,6 +547,15 @@ pub(super) fn parse_messages(body: &[u8]) -> Option<Vec<Value>> {
     }
 }
 
+/// The exact text of the one message `messages` holds, when `body` is that
+/// message alone on one line (not a batch, no line break in it): what the
+/// journal can keep as it is. Otherwise `None`.
+pub(super) fn lone_text<'a>(body: &'a [u8], messages: &[Value]) -> Option<&'a [u8]> {
+    let text = body.trim_ascii();
+    let alone = messages.len() == 1 && text.first() == Some(&b'{');
+    (alone && memchr::memchr2(b'\n', b'\r', text).is_none()).then_some(text)
+}
+
 /// Whether every message is a JSON-RPC message and at least one is a
 /// response to a request in `request_ids`.
 pub(super) fn answers(messages: &[Value], request_ids: &[Value]) -> bool {
@@ -558,7 +609,7 @@ mod tests {
                 tap.client_body(request.to_string().as_bytes(), |_| HttpSituation::default());
             let copy = opened.clone();
             let response = json!({"jsonrpc": "2.0", "id": n, "result": {"content": []}});
-            tap.answer_messages(vec![response], &opened.request_ids);
+            tap.answer_messages(vec![response], None, &opened.request_ids);
             // Revised after its answer was filed: the POST still holds it.
             // Some clients leave before the answer's body is over: then the
             // last copy of `Opened` releases it.
@@ -595,6 +646,58 @@ mod tests {
         std::fs::copy(&kept, cassette::journal_path(&again)).unwrap();
         cassette::recover(&again).unwrap().expect("recovered");
         assert_eq!(std::fs::read_to_string(&again).unwrap(), recorded);
+    }
+
+    #[test]
+    fn messages_journalled_as_they_came_are_still_masked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let transport = Transport::StreamableHttp {
+            url: "http://127.0.0.1:1/mcp".into(),
+            endpoint: "/mcp".into(),
+            behaviour: HttpEndpointBehaviour::default(),
+        };
+        let redactor = Redactor::new(&Rules::default().redaction()).unwrap();
+        let tap = Tap::record(
+            path.clone(),
+            "2026-01-01T00:00:00Z".into(),
+            transport,
+            Rules::default(),
+            redactor,
+        )
+        .unwrap();
+        let session = "5e55102d-0123-4567-89ab-cdef01234567";
+        tap.note_session(session);
+        let bodies = [
+            // Nothing to mask: journalled byte for byte.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"plain"}}}"#.to_owned(),
+            // A token, a session id, and a session id hidden by escapes.
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"ghp_0123456789abcdefghij0123456789abcdef"}}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"for {session}"}}}}}}"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"\u0035{}"}}}}}}"#,
+                &session[1..]
+            ),
+        ];
+        for body in &bodies {
+            let opened = tap.client_body(body.as_bytes(), |_| HttpSituation::default());
+            assert_eq!(opened.interactions.len(), 1, "{body}");
+        }
+        let journal = std::fs::read_to_string(cassette::journal_path(&path)).unwrap();
+        assert!(journal.contains(&bodies[0]), "{journal}");
+        assert!(!journal.contains("ghp_0123456789"), "{journal}");
+        assert!(!journal.contains(session), "{journal}");
+        assert!(!journal.contains(&session[1..]), "{journal}");
+        assert_eq!(journal.matches("[REDACTED").count(), 3, "{journal}");
+    }
+
+    #[test]
+    fn only_a_lone_message_on_one_line_is_kept_as_text() {
+        let one = [json!({"jsonrpc": "2.0", "id": 1, "result": {}})];
+        let text = b" {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n";
+        assert_eq!(lone_text(text, &one), Some(&text[1..text.len() - 1]));
+        assert_eq!(lone_text(b"{\"jsonrpc\":\n\"2.0\"}", &one), None);
+        assert_eq!(lone_text(b"[{\"jsonrpc\":\"2.0\"}]", &one), None);
     }
 
     #[test]

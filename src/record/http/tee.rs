@@ -240,10 +240,12 @@ impl Tee {
             return;
         }
         let delay = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.tap.sse_event(self.opened.primary(), messages, |http| {
-            http.sse.push(frame);
-            http.delays_ms.push(delay);
-        });
+        let text = tap::lone_text(data.as_bytes(), &messages);
+        self.tap
+            .sse_event(self.opened.primary(), messages, text, |http| {
+                http.sse.push(frame);
+                http.delays_ms.push(delay);
+            });
     }
 
     /// An HTTP+SSE stream announced where to POST: record the transport and
@@ -296,11 +298,13 @@ impl Tee {
         if !tap::answers(&messages, &self.opened.request_ids) {
             self.keep_body(body);
         }
+        let text = tap::lone_text(body, &messages);
         let valid = messages
             .into_iter()
             .filter(|m| crate::jsonrpc::classify(m).is_ok())
             .collect();
-        self.tap.answer_messages(valid, &self.opened.request_ids);
+        self.tap
+            .answer_messages(valid, text, &self.opened.request_ids);
     }
 
     /// Keeps a body that is not a JSON-RPC answer, as text.
