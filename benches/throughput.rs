@@ -8,7 +8,7 @@
 mod common;
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +28,8 @@ use serde_json::{Value, json};
 const FLOOR_FLAG: &str = "--floor-server";
 /// Makes the bench binary a bare stdio relay in front of the command after it.
 const RELAY_FLAG: &str = "--relay";
+/// Makes it a relay that copies through its own memory (`read`, `write`).
+const COPY_RELAY_FLAG: &str = "--copy-relay";
 /// The protocol version of every session here (legacy era, with handshake).
 const VERSION: &str = "2025-11-25";
 /// Runs every measurement with tiny counts: a smoke test that the bench
@@ -110,6 +112,9 @@ fn main() {
     }
     if let Some(at) = args.iter().position(|a| a == RELAY_FLAG) {
         return helper("relay", relay::serve(&args[at + 1..]));
+    }
+    if let Some(at) = args.iter().position(|a| a == COPY_RELAY_FLAG) {
+        return helper("copying relay", relay::serve_copying(&args[at + 1..]));
     }
     if !args.iter().any(|a| a == "--bench") {
         // `cargo test --all-targets` runs bench binaries without `--bench`.
@@ -243,6 +248,11 @@ impl Env {
                 command.arg(RELAY_FLAG).arg(&self.demo_server);
                 command
             }
+            Target::CopyRelay => {
+                let mut command = Command::new(&self.this_exe);
+                command.arg(COPY_RELAY_FLAG).arg(&self.demo_server);
+                command
+            }
             Target::Record => {
                 self.command(&Target::RecordInto(self.scratch_file("recorded", "json")))
             }
@@ -269,8 +279,14 @@ enum Target {
     /// The example server, directly.
     Direct,
     /// A bare byte relay in front of the example server: what any stdio
-    /// proxy costs, before it does any work of its own.
+    /// proxy costs, before it does any work of its own. Between pipes,
+    /// std's `io::copy` moves the bytes with `splice`, inside the kernel:
+    /// they never reach the relay's memory.
     Relay,
+    /// The same relay copying through a buffer of its own, with `read` and
+    /// `write`: the least a proxy that looks at the bytes can cost, as
+    /// record must.
+    CopyRelay,
     /// `mcpcassette record` in front of the example server.
     Record,
     /// The same, recording into this cassette.
@@ -284,6 +300,7 @@ impl Target {
             Target::Replay(_) => "replay",
             Target::Direct => "demo_server direct",
             Target::Relay => "bare relay → demo_server",
+            Target::CopyRelay => "copying relay → demo_server",
             Target::Record | Target::RecordInto(_) => "record → demo_server",
         }
     }
@@ -359,6 +376,42 @@ mod relay {
         io::copy(&mut from_child, &mut io::stdout().lock())?;
         child.wait()?;
         Ok(())
+    }
+
+    /// [`serve`], but each read lands in a buffer of this process and is
+    /// written from there, as a proxy that must see the bytes forwards
+    /// them (`io::copy` would splice them past it).
+    pub fn serve_copying(command: &[String]) -> io::Result<()> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| io::Error::other("no command to relay to"))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let mut to_child = child.stdin.take().expect("piped");
+        let mut from_child = child.stdout.take().expect("piped");
+        thread::spawn(move || copy_through_memory(&mut io::stdin().lock(), &mut to_child));
+        copy_through_memory(&mut from_child, &mut io::stdout().lock())?;
+        child.wait()?;
+        Ok(())
+    }
+
+    /// Copies until end of input, each read written whole before the next.
+    fn copy_through_memory(input: &mut impl Read, output: &mut impl Write) -> io::Result<()> {
+        let mut buffer = vec![0; 64 * 1024];
+        loop {
+            match input.read(&mut buffer) {
+                Ok(0) => return output.flush(),
+                Ok(n) => {
+                    output.write_all(&buffer[..n])?;
+                    output.flush()?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 
@@ -880,7 +933,27 @@ impl Comparison {
                 s.rate, s.p50, s.p99
             );
         }
-        out + "\n"
+        out + "\n" + &self.against_copying()
+    }
+
+    /// Record against the relay that copies through its memory, as record
+    /// must: how much of the distance to the bare relay is the copy.
+    fn against_copying(&self) -> String {
+        let deep = plan().pipelined.depth;
+        let serial = plan().serial.depth;
+        let record = self.get(Target::Record.name(), deep).rate;
+        let copying = self.get(Target::CopyRelay.name(), deep).rate;
+        let direct = self.get(Target::Direct.name(), serial).p50;
+        let record_added = self.get(Target::Record.name(), serial).p50 - direct;
+        let copying_added = self.get(Target::CopyRelay.name(), serial).p50 - direct;
+        let relay_added = self.get(Target::Relay.name(), serial).p50 - direct;
+        format!(
+            "Against the copying relay (`read` and `write`, where the bare relay \
+             splices): record {:.2}× its throughput at {deep} in flight; at {serial} in \
+             flight record adds {record_added:.1} µs to the direct p50, the copying relay \
+             {copying_added:.1} µs, the bare relay {relay_added:.1} µs.\n\n",
+            record / copying
+        )
     }
 
     /// The targets the comparison alone decides: record against the bare
@@ -941,6 +1014,7 @@ fn compare(env: &Env) -> io::Result<Comparison> {
         Target::Replay(replay),
         Target::Direct,
         Target::Relay,
+        Target::CopyRelay,
         Target::Record,
     ];
     let loads = [plan().serial, plan().pipelined];
