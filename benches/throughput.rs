@@ -690,6 +690,36 @@ impl Session {
         }
     }
 
+    /// One echo call alone in flight: send → its answer, in nanoseconds.
+    fn call(&mut self, keys: Keys) -> io::Result<u64> {
+        let (id, key) = (self.next_id, keys.key(self.calls));
+        self.next_id += 1;
+        self.calls += 1;
+        let clock = Instant::now();
+        writeln!(
+            self.stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"m{key}"}}}}}}"#
+        )?;
+        self.stdin.flush()?;
+        let mut line = Vec::with_capacity(4096);
+        loop {
+            line.clear();
+            if self.stdout.read_until(b'\n', &mut line)? == 0 {
+                return Err(failure(&self.stderr, "the server closed its stdout"));
+            }
+            let reply: EchoReply = serde_json::from_slice(&line)?;
+            if reply.id != Some(id) {
+                continue;
+            }
+            let took = nanos_since(clock);
+            if reply.key() != Some(key) {
+                let text = String::from_utf8_lossy(&line);
+                return Err(io::Error::other(format!("wrong reply: {}", text.trim())));
+            }
+            return Ok(took);
+        }
+    }
+
     /// Warms up, then measures, under `load`.
     fn measure(&mut self, load: Load, keys: Keys) -> io::Result<Sample> {
         self.phase(load.warmup, load.depth, keys)?;
@@ -850,6 +880,38 @@ fn nanos_since(clock: Instant) -> u64 {
 }
 
 /// One session against `target`: start, warm up, measure, close.
+/// One request at a time to each of `targets` in turn, all running at
+/// once: every target's calls see the same moments of the machine, so
+/// the differences between their latencies are theirs, not drift
+/// between sessions run minutes apart. One sample per target.
+fn paired(env: &Env, targets: &[Target], load: Load, keys: Keys) -> io::Result<Vec<Sample>> {
+    let mut sessions = Vec::with_capacity(targets.len());
+    for target in targets {
+        sessions.push(Session::start(env, target)?.0);
+    }
+    let mut latencies = vec![Vec::with_capacity(load.measured); targets.len()];
+    for i in 0..load.warmup + load.measured {
+        // Each target goes first in turn, so none always follows another.
+        for step in 0..sessions.len() {
+            let t = (i + step) % sessions.len();
+            let took = sessions[t].call(keys)?;
+            if i >= load.warmup {
+                latencies[t].push(took);
+            }
+        }
+    }
+    for session in sessions {
+        session.close()?;
+    }
+    Ok(latencies
+        .into_iter()
+        .map(|latencies| Sample {
+            rate: latencies.len() as f64 / (latencies.iter().sum::<u64>() as f64 / 1e9),
+            latencies,
+        })
+        .collect())
+}
+
 fn session(env: &Env, target: &Target, load: Load, keys: Keys) -> io::Result<Sample> {
     let (mut session, _) = Session::start(env, target)?;
     let sample = session.measure(load, keys)?;
@@ -1025,6 +1087,14 @@ fn compare(env: &Env) -> io::Result<Comparison> {
     for round in 1..=rounds {
         progress(&format!("round {round} of {rounds}"));
         for (l, load) in loads.iter().enumerate() {
+            // One in flight: the targets side by side (see `paired`).
+            if load.depth == 1 {
+                let paired = paired(env, &targets, *load, keys)?;
+                for (t, sample) in paired.into_iter().enumerate() {
+                    samples[l * targets.len() + t].push(sample);
+                }
+                continue;
+            }
             for (t, target) in targets.iter().enumerate() {
                 let sample = session(env, target, *load, keys)?;
                 samples[l * targets.len() + t].push(sample);
@@ -1274,7 +1344,8 @@ impl Report {
         out += &common::machine();
         out += &format!(
             "Rounds: {} (throughput: median round; latency: all requests of all rounds). \
-             1 in flight: {} warm-up + {} measured requests per session; \
+             1 in flight: {} warm-up + {} measured requests per session, the side-by-side \
+             targets running at once and called in turn (requests/s = 1 / mean latency); \
              64 in flight: {} + {}. Whole run: {:.0} s.\n\n",
             plan().rounds,
             plan().serial.warmup,
