@@ -362,16 +362,8 @@ mod relay {
     /// Runs `command` and copies bytes both ways, unparsed, until its stdout
     /// closes; closes its stdin when ours closes.
     pub fn serve(command: &[String]) -> io::Result<()> {
-        let (program, args) = command
-            .split_first()
-            .ok_or_else(|| io::Error::other("no command to relay to"))?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let mut to_child = child.stdin.take().expect("piped");
-        let mut from_child = child.stdout.take().expect("piped");
+        let (mut child, mut to_child, mut from_child) = spawn(command)?;
+        // Concrete types both ways, so that `io::copy` can splice.
         thread::spawn(move || io::copy(&mut io::stdin().lock(), &mut to_child));
         io::copy(&mut from_child, &mut io::stdout().lock())?;
         child.wait()?;
@@ -382,6 +374,15 @@ mod relay {
     /// written from there, as a proxy that must see the bytes forwards
     /// them (`io::copy` would splice them past it).
     pub fn serve_copying(command: &[String]) -> io::Result<()> {
+        let (mut child, mut to_child, mut from_child) = spawn(command)?;
+        thread::spawn(move || copy_through_memory(&mut io::stdin().lock(), &mut to_child));
+        copy_through_memory(&mut from_child, &mut io::stdout().lock())?;
+        child.wait()?;
+        Ok(())
+    }
+
+    /// Starts `command` with piped stdin and stdout.
+    fn spawn(command: &[String]) -> io::Result<(Child, ChildStdin, ChildStdout)> {
         let (program, args) = command
             .split_first()
             .ok_or_else(|| io::Error::other("no command to relay to"))?;
@@ -390,12 +391,9 @@ mod relay {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
-        let mut to_child = child.stdin.take().expect("piped");
-        let mut from_child = child.stdout.take().expect("piped");
-        thread::spawn(move || copy_through_memory(&mut io::stdin().lock(), &mut to_child));
-        copy_through_memory(&mut from_child, &mut io::stdout().lock())?;
-        child.wait()?;
-        Ok(())
+        let to_child = child.stdin.take().expect("piped");
+        let from_child = child.stdout.take().expect("piped");
+        Ok((child, to_child, from_child))
     }
 
     /// Copies until end of input, each read written whole before the next.
@@ -695,13 +693,10 @@ impl Session {
         let (id, key) = (self.next_id, keys.key(self.calls));
         self.next_id += 1;
         self.calls += 1;
-        let clock = Instant::now();
-        writeln!(
-            self.stdin,
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"m{key}"}}}}}}"#
-        )?;
-        self.stdin.flush()?;
         let mut line = Vec::with_capacity(4096);
+        let clock = Instant::now();
+        write_echo(&mut self.stdin, id, key)?;
+        self.stdin.flush()?;
         loop {
             line.clear();
             if self.stdout.read_until(b'\n', &mut line)? == 0 {
@@ -805,6 +800,14 @@ fn failure(stderr: &Path, what: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{what}; the server's stderr ends with:\n{tail}"))
 }
 
+/// Writes the echo call with `id` asking for `key`, one line.
+fn write_echo(out: &mut impl Write, id: u64, key: u64) -> io::Result<()> {
+    writeln!(
+        out,
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"m{key}"}}}}}}"#
+    )
+}
+
 /// The requests of one phase.
 struct Requests {
     first_id: u64,
@@ -832,11 +835,7 @@ impl Requests {
             }
             sent.store(nanos_since(clock), Ordering::Release);
             let id = self.first_id + i as u64;
-            let key = self.keys.key(self.first_call + i as u64);
-            writeln!(
-                out,
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"m{key}"}}}}}}"#
-            )?;
+            write_echo(out, id, self.keys.key(self.first_call + i as u64))?;
         }
         out.flush()
     }
@@ -879,7 +878,6 @@ fn nanos_since(clock: Instant) -> u64 {
     clock.elapsed().as_nanos() as u64
 }
 
-/// One session against `target`: start, warm up, measure, close.
 /// One request at a time to each of `targets` in turn, all running at
 /// once: every target's calls see the same moments of the machine, so
 /// the differences between their latencies are theirs, not drift
@@ -912,6 +910,7 @@ fn paired(env: &Env, targets: &[Target], load: Load, keys: Keys) -> io::Result<V
         .collect())
 }
 
+/// One session against `target`: start, warm up, measure, close.
 fn session(env: &Env, target: &Target, load: Load, keys: Keys) -> io::Result<Sample> {
     let (mut session, _) = Session::start(env, target)?;
     let sample = session.measure(load, keys)?;
