@@ -14,6 +14,8 @@
 
 mod common;
 
+use common::cpu;
+
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -677,6 +679,22 @@ struct Sample {
     latencies: Vec<u64>,
     /// The time limit, not the count, ended the phase.
     cut_short: bool,
+    /// CPU spent during the phase, when it could be read.
+    cpu: Option<cpu::Spent>,
+}
+
+/// The CPU the driver's thread and the processes `pids` (the front last,
+/// the server behind it first) have used so far.
+fn cpu_now(pids: &[u32]) -> Option<cpu::Spent> {
+    let (front, behind) = pids.split_last()?;
+    Some(cpu::Spent {
+        client: cpu::thread()?,
+        upstream: match behind.first() {
+            Some(&pid) => Some(cpu::process(pid)?),
+            None => None,
+        },
+        front: cpu::process(*front)?,
+    })
 }
 
 /// Sends the echo calls `first .. first + n`, `depth` at a time: `depth`
@@ -716,14 +734,22 @@ async fn phase(
         rate: latencies.len() as f64 / clock.elapsed().as_secs_f64(),
         cut_short: latencies.len() < n,
         latencies,
+        cpu: None,
     })
 }
 
 /// Handshake, warm-up, then the measured phase, against `url`, using the
 /// messages `m0 .. m<budget>` at most (in order, each once). The client
 /// runs on its own single-threaded runtime, dropped (closing every
-/// connection) before the servers are stopped.
-fn drive(url: &str, load: Load, budget: usize, limit: Duration) -> io::Result<Sample> {
+/// connection) before the servers are stopped. The CPU that `pids` and
+/// the client spend in the measured phase goes with its sample.
+fn drive(
+    url: &str,
+    load: Load,
+    budget: usize,
+    limit: Duration,
+    pids: &[u32],
+) -> io::Result<Sample> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -734,7 +760,11 @@ fn drive(url: &str, load: Load, budget: usize, limit: Duration) -> io::Result<Sa
         let warm = phase(&mcp, 0, warmup, load.depth, WARMUP_LIMIT).await?;
         let used = warm.latencies.len();
         let measured = load.measured.min(budget - used);
+        let before = cpu_now(pids);
         let mut sample = phase(&mcp, used, measured, load.depth, limit).await?;
+        sample.cpu = cpu_now(pids)
+            .zip(before)
+            .map(|(now, before)| now.since(before));
         sample.cut_short |= measured < load.measured;
         Ok(sample)
     })
@@ -743,7 +773,8 @@ fn drive(url: &str, load: Load, budget: usize, limit: Duration) -> io::Result<Sa
 /// One session against a fresh `target`: start, drive, stop.
 fn session(env: &Env, target: &Target, load: Load, budget: usize) -> io::Result<Sample> {
     let running = env.start(target)?;
-    let sample = drive(running.url(), load, budget, MEASURE_LIMIT).map_err(|e| {
+    let pids: Vec<u32> = running.servers.iter().map(|s| s.child.id()).collect();
+    let sample = drive(running.url(), load, budget, MEASURE_LIMIT, &pids).map_err(|e| {
         let front = running.servers.last().expect("a target runs something");
         front.failure(format!("failed a session: {e}"))
     })?;
@@ -778,7 +809,7 @@ fn record_cassette(env: &Env) -> io::Result<Recorded> {
         warmup: 0,
         measured: plan().serial.calls().max(plan().concurrent.calls()),
     };
-    let sample = drive(&record.url, load, load.calls(), RECORDING_LIMIT)
+    let sample = drive(&record.url, load, load.calls(), RECORDING_LIMIT, &[])
         .map_err(|e| record.failure(format!("failed: {e}")))?;
     record.stop(Signal::SIGINT)?;
     live.stop(Signal::SIGINT)?;
@@ -821,7 +852,7 @@ fn recording_memory(env: &Env) -> io::Result<Vec<RecordingRow>> {
                 warmup: 0,
                 measured: calls,
             };
-            let sample = drive(&record.url, load, calls, LONG_RECORDING_LIMIT)
+            let sample = drive(&record.url, load, calls, LONG_RECORDING_LIMIT, &[])
                 .map_err(|e| record.failure(format!("failed: {e}")))?;
             kill(Pid::from_raw(record.child.id() as i32), Signal::SIGINT)
                 .map_err(io::Error::other)?;
@@ -863,6 +894,8 @@ struct Stats {
     requests: usize,
     /// Some round was ended by the time limit.
     cut_short: bool,
+    /// CPU per measured call, when every round could read it.
+    cpu: Option<cpu::PerCall>,
 }
 
 impl Stats {
@@ -879,6 +912,7 @@ impl Stats {
             p99: common::percentile(&all, 99.0) as f64 / 1e3,
             requests: all.len(),
             cut_short: samples.iter().any(|s| s.cut_short),
+            cpu: cpu::PerCall::of(samples.iter().map(|s| (s.cpu.as_ref(), s.latencies.len()))),
         }
     }
 }
@@ -1103,6 +1137,9 @@ mod floor {
 // The report
 // ---------------------------------------------------------------------------
 
+/// The least record ÷ bare relay throughput that passes.
+const RECORD_LEAST: f64 = 0.9;
+
 /// The most a recording may hold at any length, in MiB.
 const RECORDING_RSS_MIB: f64 = 64.0;
 
@@ -1139,10 +1176,12 @@ impl Report {
         );
         out += &self.summary_table();
         out += &self.comparison_table();
+        out += &self.cpu_table();
         out += &self.cassette_line();
         out += &self.recording_table();
         out += &self.warnings();
         out += &self.targets_table();
+        out += &self.record_budget();
         out
     }
 
@@ -1191,6 +1230,17 @@ impl Report {
             );
         }
         out + "\n"
+    }
+
+    /// Where each target's calls spent CPU; empty where it was not read.
+    fn cpu_table(&self) -> String {
+        let rows: String = (self.comparison.rows.iter())
+            .filter_map(|(name, depth, s)| Some(cpu::row(name, *depth, s.cpu.as_ref()?, s.rate)))
+            .collect();
+        if rows.is_empty() {
+            return rows;
+        }
+        cpu::table_head("####", "live server") + &rows + "\n"
     }
 
     fn cassette_line(&self) -> String {
@@ -1262,6 +1312,21 @@ impl Report {
         out
     }
 
+    /// What record ÷ bare relay ≥ 0.9× leaves record to spend per call.
+    fn record_budget(&self) -> String {
+        let deep = plan().concurrent.depth;
+        let relay = self.comparison.get(Target::Relay.name(), deep);
+        let record = self.comparison.get(Target::Record.name(), deep);
+        match (&relay.cpu, &record.cpu) {
+            (Some(relay_cpu), Some(record_cpu)) => cpu::record_budget(
+                RECORD_LEAST,
+                (relay_cpu, relay.rate),
+                (record_cpu, record.rate),
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// Throughput ratios at 64 in flight against baselines of the same
     /// run, with PASS/MISS where there is a target.
     fn targets_table(&self) -> String {
@@ -1278,7 +1343,7 @@ impl Report {
             Target::Floor.name(),
         );
         let rows = [
-            ("record / bare relay", record, relay, Some(0.9)),
+            ("record / bare relay", record, relay, Some(RECORD_LEAST)),
             ("replay / floor", REPLAY, floor, Some(1.0)),
             ("record / live", record, live, None),
             ("bare relay / live", relay, live, None),

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
+pub mod cpu;
+
 /// Names an `mcpcassette` binary to measure instead of this tree's.
 pub const BINARY_VAR: &str = "MCPCASSETTE_BENCH_BINARY";
 
