@@ -404,6 +404,7 @@ impl Builder {
             after: Vec::new(),
             delays_ms: Vec::new(),
             http: None,
+            process: 0,
         });
         if let Some(previous) = previous {
             self.try_settle(previous);

@@ -38,6 +38,26 @@ pub enum CassetteError {
         /// What was wrong.
         message: String,
     },
+    /// Another recorder, still running, writes this journal: it is never
+    /// recovered from under it.
+    #[error(
+        "{journal} is being recorded by {}: wait for it to end, or give each server of a test a cassette (or a scope, `run --scope`) of its own",
+        match pid { Some(pid) => format!("process {pid}"), None => "another process".to_owned() }
+    )]
+    Busy {
+        /// The journal.
+        journal: PathBuf,
+        /// The recorder's process id, when its journal says.
+        pid: Option<u32>,
+    },
+    /// A scope folder (`run --scope`) that cannot be used as it is.
+    #[error("{path}: {message}")]
+    Scope {
+        /// The scope file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The cassette was written by a newer mcpcassette.
     #[error(
         "{path}: cassette format version {found} is newer than this mcpcassette reads (up to {supported}); upgrade mcpcassette"

@@ -415,6 +415,17 @@ pub struct Interaction {
     /// (boxed: stdio cassettes, and big ones, pay a pointer for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<Box<HttpExchange>>,
+    /// Which server process of the recording it belongs to, in the order
+    /// the processes started (0, the first, is left out): a test whose
+    /// client starts its stdio server more than once records every
+    /// process into one cassette (docs/processes.md).
+    #[serde(default, skip_serializing_if = "is_first_process")]
+    pub process: u32,
+}
+
+/// Whether `process` is the first, which the format leaves out.
+fn is_first_process(process: &u32) -> bool {
+    *process == 0
 }
 
 /// The client side of an interaction.
@@ -486,6 +497,8 @@ struct InteractionFields {
     delays_ms: Vec<u64>,
     #[serde(default)]
     http: Option<Box<HttpExchange>>,
+    #[serde(default)]
+    process: u32,
 }
 
 impl TryFrom<InteractionFields> for Interaction {
@@ -518,6 +531,7 @@ impl TryFrom<InteractionFields> for Interaction {
             after: fields.after,
             delays_ms: fields.delays_ms,
             http: fields.http,
+            process: fields.process,
         })
     }
 }
@@ -672,6 +686,7 @@ mod tests {
             after: vec![],
             delays_ms: vec![],
             http: None,
+            process: 0,
         };
         let text = serde_json::to_string(&interaction).unwrap();
         assert_eq!(
@@ -680,6 +695,17 @@ mod tests {
         );
         let back: Interaction = serde_json::from_str(&text).unwrap();
         assert_eq!(back, interaction);
+    }
+
+    #[test]
+    fn a_later_process_is_tagged_and_the_first_is_not() {
+        let text = r#"{"request":{"jsonrpc":"2.0","id":1,"method":"ping"},"process":2}"#;
+        let later: Interaction = serde_json::from_str(text).unwrap();
+        assert_eq!(later.process, 2);
+        assert_eq!(serde_json::to_string(&later).unwrap(), text);
+        let mut first = later;
+        first.process = 0;
+        assert!(!serde_json::to_string(&first).unwrap().contains("process"));
     }
 
     #[test]

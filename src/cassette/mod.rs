@@ -4,9 +4,11 @@ mod append;
 mod builder;
 mod error;
 mod format;
+mod merge;
 mod presize;
 mod resolve;
 mod rules;
+mod scope;
 mod spill;
 mod split;
 mod store;
@@ -27,10 +29,12 @@ pub use rules::{
     Auth, KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
     RulesError, Strategy,
 };
+pub use scope::{Joined, Member, Scope, ScopeAction};
 pub(crate) use store::to_pointer;
 pub use store::{
-    Journal, Recovery, SkipReason, SkippedLine, journal_path, load, parse, parse_bytes, recover,
-    save, save_streamed, to_text, write_atomically,
+    Journal, Recovery, SkipReason, SkippedLine, journal_owner, journal_path, journals, load, parse,
+    parse_bytes, process_journal_path, recover, recover_idle, save, save_streamed, to_text,
+    write_atomically,
 };
 pub use workdir::{
     command_in, is_relative, mask_transport, recorded_cwd, resolve_cwd, stdio_transport,

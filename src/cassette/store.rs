@@ -17,9 +17,65 @@ use super::format::{Cassette, FORMAT_VERSION, HttpEndpointBehaviour, HttpExchang
 
 /// The journal that sits beside a cassette while it is being recorded.
 pub fn journal_path(cassette: &Path) -> PathBuf {
+    process_journal_path(cassette, 0)
+}
+
+/// The journal of one server process of a recording (see
+/// [`super::Scope`]): `CASSETTE.journal` for the first, as a recording of
+/// one process has always written, `CASSETTE.N.journal` for process N.
+pub fn process_journal_path(cassette: &Path, process: u32) -> PathBuf {
     let mut name = cassette.file_name().unwrap_or_default().to_os_string();
+    if process > 0 {
+        name.push(format!(".{process}"));
+    }
     name.push(".journal");
     cassette.with_file_name(name)
+}
+
+/// Every journal beside `cassette` (of any of its processes), first
+/// process first.
+pub fn journals(cassette: &Path) -> Vec<(u32, PathBuf)> {
+    let name = cassette.file_name().unwrap_or_default().to_string_lossy();
+    let process_of = |file: &str| -> Option<u32> {
+        let rest = file.strip_prefix(name.as_ref())?.strip_suffix(".journal")?;
+        match rest.strip_prefix('.') {
+            None if rest.is_empty() => Some(0),
+            Some(n) if !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit()) => {
+                n.parse().ok()
+            }
+            _ => None,
+        }
+    };
+    let mut found: Vec<(u32, PathBuf)> = match fs::read_dir(folder_of(cassette)) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let process = process_of(entry.file_name().to_str()?)?;
+                Some((process, process_journal_path(cassette, process)))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    found.sort();
+    found
+}
+
+/// The recorder that holds `journal` locked, if one does: its journal's
+/// process id (`Some(None)` when its header does not say).
+pub fn journal_owner(journal: &Path) -> Option<Option<u32>> {
+    let file = File::open(journal).ok()?;
+    match file.try_lock_shared() {
+        Ok(()) => None,
+        Err(_) => Some(header_pid(journal)),
+    }
+}
+
+/// The process id a journal's header names.
+fn header_pid(journal: &Path) -> Option<u32> {
+    let mut first = Vec::new();
+    let file = File::open(journal).ok()?;
+    BufReader::new(file).read_until(b'\n', &mut first).ok()?;
+    serde_json::from_slice::<JournalHeader>(&first).ok()?.pid
 }
 
 /// Reads a cassette. Older format versions are upgraded in memory; newer
@@ -336,6 +392,13 @@ fn write_atomically_with(
 struct JournalHeader {
     journal_version: u32,
     recorded_at: String,
+    /// The recorder's process id, named when another recorder of the same
+    /// cassette is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
+    /// Which server process of a scope's recording this is (0 is left out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    process: u32,
     transport: Transport,
     /// The rules the cassette keeps (hand-written cases, what was masked).
     /// Journals written before they were kept have none.
@@ -388,24 +451,50 @@ impl Journal {
         transport: &Transport,
         rules: &Rules,
     ) -> Result<Self, CassetteError> {
-        let path = journal_path(cassette);
+        Self::create_for_process(cassette, 0, recorded_at, transport, rules)
+    }
+
+    /// Starts the journal of server process `process` of a recording (see
+    /// [`super::Scope`]). The journal stays locked while this recorder
+    /// lives, so no other process takes it for an interrupted one; a
+    /// journal another recorder holds is refused with
+    /// [`CassetteError::Busy`].
+    pub fn create_for_process(
+        cassette: &Path,
+        process: u32,
+        recorded_at: &str,
+        transport: &Transport,
+        rules: &Rules,
+    ) -> Result<Self, CassetteError> {
+        let path = process_journal_path(cassette, process);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(|source| CassetteError::Write {
                 path: path.clone(),
                 source,
             })?;
         }
-        // Read as well as write: a shared writable map needs both.
+        // Read as well as write: a shared writable map needs both. Emptied
+        // only once locked: until then it may be another recorder's.
         let file = OpenOptions::new()
             .create(true)
             .read(true)
             .write(true)
-            .truncate(true)
+            .truncate(false)
             .open(&path)
             .map_err(|source| CassetteError::Write {
                 path: path.clone(),
                 source,
             })?;
+        if file.try_lock().is_err() {
+            return Err(CassetteError::Busy {
+                pid: header_pid(&path),
+                journal: path,
+            });
+        }
+        file.set_len(0).map_err(|source| CassetteError::Write {
+            path: path.clone(),
+            source,
+        })?;
         let mut journal = Journal {
             path,
             file: Appender::new(file),
@@ -413,6 +502,8 @@ impl Journal {
         let header = JournalHeader {
             journal_version: FORMAT_VERSION,
             recorded_at: recorded_at.into(),
+            pid: Some(std::process::id()),
+            process,
             transport: transport.clone(),
             rules: rules.clone(),
         };
@@ -517,11 +608,14 @@ impl Journal {
             })
     }
 
-    /// Removes the journal once the cassette is safely saved.
+    /// Removes the journal once the cassette is safely saved: the name
+    /// goes first, then the lock, so no other process can take the journal
+    /// for an interrupted recording in between.
     pub fn remove(self) -> Result<(), CassetteError> {
         let Journal { path, file } = self;
+        let removed = fs::remove_file(&path);
         drop(file);
-        fs::remove_file(&path).map_err(|source| CassetteError::Write { path, source })
+        removed.map_err(|source| CassetteError::Write { path, source })
     }
 }
 
@@ -633,16 +727,46 @@ impl std::fmt::Display for Recovery {
     }
 }
 
-/// If an interrupted recording left a journal beside `cassette`, rebuilds
-/// the cassette from it, saves it, removes the journal and says so.
+/// Whether a number is 0, which journal headers leave out.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// If interrupted recordings left journals beside `cassette` (one per
+/// server process), rebuilds the cassette from them, saves it, removes the
+/// journals and says so, one [`Recovery`] per journal. A journal a live
+/// recorder holds is never taken: [`CassetteError::Busy`] names it.
+pub fn recover(cassette: &Path) -> Result<Vec<Recovery>, CassetteError> {
+    for (_, journal) in journals(cassette) {
+        if let Some(pid) = journal_owner(&journal) {
+            return Err(CassetteError::Busy { journal, pid });
+        }
+    }
+    recover_idle(cassette)
+}
+
+/// Like [`recover`], but leaves the journals of live recorders alone: for
+/// the processes of one scope, whose siblings record beside them.
+pub fn recover_idle(cassette: &Path) -> Result<Vec<Recovery>, CassetteError> {
+    let mut recovered = Vec::new();
+    for (_, journal) in journals(cassette) {
+        if let Some(recovery) = recover_journal(cassette, &journal)? {
+            recovered.push(recovery);
+        }
+    }
+    Ok(recovered)
+}
+
+/// Rebuilds `cassette` from one journal an interrupted recording left, as
+/// [`recover`] says; `None` when there is none, or a live recorder holds it.
 ///
 /// Nothing the journal holds is lost to one bad line: lines that are not
 /// UTF-8 or not JSON (the recorder forwards whatever it is given) are
 /// skipped and listed. A journal without a completed interaction never
 /// replaces a cassette that is already there: a recorder killed before its
 /// first answer leaves the previous recording in place.
-pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
-    let journal = journal_path(cassette);
+fn recover_journal(cassette: &Path, journal: &Path) -> Result<Option<Recovery>, CassetteError> {
+    let journal = journal.to_path_buf();
     let file = match File::open(&journal) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -653,15 +777,19 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
             });
         }
     };
+    // Held until the journal is gone: no other process recovers it too.
+    if file.try_lock().is_err() {
+        return Ok(None);
+    }
     let read_error = |source| CassetteError::Read {
         path: journal.clone(),
         source,
     };
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::new(&file);
     let mut line = Vec::new();
     let mut number = 0;
     // `None` until the header is read; `Some(None)` if it was cut short.
-    let mut started: Option<Option<(Builder, Rules)>> = None;
+    let mut started: Option<Option<(Builder, Rules, u32)>> = None;
     let mut skipped = Vec::new();
     let mut behaviour = None;
     loop {
@@ -685,7 +813,7 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
                 started = Some(start_recovery(&journal, &line, complete)?);
                 continue;
             }
-            Some(Some((builder, _))) => {
+            Some(Some((builder, ..))) => {
                 let http = !matches!(builder.transport(), Transport::Stdio { .. });
                 (builder, http)
             }
@@ -732,7 +860,7 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
         }
     }
     let (interactions, recovered) = match started.flatten() {
-        Some((builder, rules)) => {
+        Some((builder, rules, process)) => {
             let interactions = builder.completed();
             let mut recovered = builder.finish_streamed();
             recovered.header.rules = rules;
@@ -741,15 +869,15 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
             {
                 *behaviour = latest;
             }
-            (interactions, Some(recovered))
+            (interactions, Some((recovered, process)))
         }
         // Killed before the header was whole: nothing was recorded.
         None => (0, None),
     };
     let kept_previous = interactions == 0 && cassette.exists();
     match recovered {
-        Some(recovered) if !kept_previous => {
-            recovered.save(cassette)?;
+        Some((recovered, process)) if !kept_previous => {
+            recovered.save_as_process(cassette, process)?;
         }
         _ => {}
     }
@@ -757,6 +885,7 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
         path: journal.clone(),
         source,
     })?;
+    drop(file);
     Ok(Some(Recovery {
         journal,
         cassette: cassette.into(),
@@ -766,13 +895,13 @@ pub fn recover(cassette: &Path) -> Result<Option<Recovery>, CassetteError> {
     }))
 }
 
-/// The builder a journal's header line starts (with the rules to keep), or
-/// `None` when the header itself was cut short.
+/// The builder a journal's header line starts (with the rules to keep and
+/// its server process), or `None` when the header itself was cut short.
 fn start_recovery(
     journal: &Path,
     line: &[u8],
     complete: bool,
-) -> Result<Option<(Builder, Rules)>, CassetteError> {
+) -> Result<Option<(Builder, Rules, u32)>, CassetteError> {
     match serde_json::from_slice::<JournalHeader>(line) {
         Ok(header) => {
             // Settled interactions leave memory. An HTTP journal revises an
@@ -785,7 +914,7 @@ fn start_recovery(
                     folder_of(journal).display()
                 );
             }
-            Ok(Some((builder, header.rules)))
+            Ok(Some((builder, header.rules, header.process)))
         }
         Err(_) if !complete => Ok(None),
         Err(e) => Err(CassetteError::Invalid {
@@ -814,6 +943,13 @@ fn read_entry(line: &[u8]) -> Result<JournalEntry, SkipReason> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one journal's recovery.
+    fn recover_one(path: &Path) -> Recovery {
+        let mut recovered = recover(path).unwrap();
+        assert_eq!(recovered.len(), 1);
+        recovered.remove(0)
+    }
     use crate::cassette::ClientMessage;
     use serde_json::json;
 
@@ -879,7 +1015,7 @@ mod tests {
         )
         .unwrap();
         drop(j);
-        let recovery = recover(&path).unwrap().unwrap();
+        let recovery = recover_one(&path);
         assert_eq!(recovery.interactions, 1);
         let cassette = load(&path).unwrap();
         assert_eq!(cassette.interactions.len(), 1, "{cassette:?}");
@@ -907,7 +1043,7 @@ mod tests {
             .unwrap();
         ping_pong(&mut j, 2);
         drop(j);
-        let recovery = recover(&path).unwrap().unwrap();
+        let recovery = recover_one(&path);
         assert_eq!(recovery.interactions, 2);
         assert_eq!(
             recovery.skipped,
@@ -982,7 +1118,7 @@ mod tests {
         let mut j = journal(&path, &rules);
         ping_pong(&mut j, 1);
         drop(j);
-        recover(&path).unwrap().unwrap();
+        recover_one(&path);
         assert_eq!(load(&path).unwrap().rules, rules);
     }
 
@@ -1000,7 +1136,7 @@ mod tests {
         )
         .unwrap();
         drop(j);
-        let recovery = recover(&path).unwrap().unwrap();
+        let recovery = recover_one(&path);
         assert!(recovery.kept_previous, "{recovery}");
         assert!(
             recovery.to_string().contains("was left as it was"),
@@ -1015,7 +1151,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.json");
         fs::write(journal_path(&path), b"{\"journal_version\":1,\"rec").unwrap();
-        let recovery = recover(&path).unwrap().unwrap();
+        let recovery = recover_one(&path);
         assert_eq!(recovery.interactions, 0);
         assert!(
             !path.exists(),
@@ -1046,7 +1182,7 @@ mod tests {
         )
         .unwrap();
         drop(j);
-        assert_eq!(recover(&path).unwrap().unwrap().interactions, 1);
+        assert_eq!(recover_one(&path).interactions, 1);
         let cassette = load(&path).unwrap();
         assert_eq!(cassette.interactions[0].request(), Some(&request));
         let mut deeper = cassette.clone();
@@ -1128,12 +1264,12 @@ mod tests {
             .open(journal_path(&path))
             .unwrap();
         file.write_all(br#"{"dir":"c2s","msg":{"jsonrpc""#).unwrap();
-        let recovery = recover(&path).unwrap().unwrap();
+        let recovery = recover_one(&path);
         assert_eq!(recovery.interactions, 1);
         assert!(!journal_path(&path).exists());
         let cassette = load(&path).unwrap();
         assert_eq!(cassette.interactions.len(), 1);
-        assert!(recover(&path).unwrap().is_none(), "recovery happens once");
+        assert!(recover(&path).unwrap().is_empty(), "recovery happens once");
     }
 
     #[test]
@@ -1153,7 +1289,7 @@ mod tests {
         if cfg!(target_os = "linux") {
             assert_eq!(left.last(), Some(&0), "space reserved ahead, as zeros");
         }
-        let recovery = recover(&path).unwrap().unwrap();
+        let recovery = recover_one(&path);
         assert_eq!(recovery.interactions, 2);
         let cut: Vec<_> = recovery.skipped.iter().map(|s| s.line).collect();
         assert_eq!(cut, [6], "only the torn line is skipped");

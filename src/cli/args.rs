@@ -56,6 +56,24 @@ pub enum Command {
     Reject(Deferred<PendingArgs>),
     /// List pending cassettes and the interactions they change.
     Pending(Deferred<PendingListArgs>),
+    /// End a test's scope (`run --scope`): rebuild the cassette from the
+    /// journals of killed recorders and print every server process's
+    /// report as one JSON document.
+    Finish(Deferred<FinishArgs>),
+}
+
+/// `mcpcassette finish`.
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status: 0 the scope is finished (read its processes' outcomes in the JSON), 2 it cannot be.
+
+Test-runner integrations call it when a test ends, after its clients closed
+their servers: a client that killed its server (SIGKILL) left a journal,
+which becomes part of the cassette here, and a process that never wrote
+its final report is marked `\"killed\": true`.")]
+pub struct FinishArgs {
+    /// The scope folder the test's `run --scope` processes shared.
+    #[arg(long, value_name = "DIR")]
+    pub scope: PathBuf,
 }
 
 /// A subcommand's arguments, built only if that subcommand is the one
@@ -331,6 +349,13 @@ pub struct RunArgs {
     /// What to mask when recording.
     #[command(flatten)]
     pub redaction: RedactArgs,
+    /// A folder shared by every server process one test starts (a test
+    /// runner integration makes one per test and cassette): the processes
+    /// record into one cassette, each as a process of its own, or replay
+    /// it, each playing the recorded process that answers what it asks.
+    /// Each writes its report there; `mcpcassette finish` ends it.
+    #[arg(long, value_name = "DIR", conflicts_with = "upstream")]
+    pub scope: Option<PathBuf>,
     /// The stdio server command and its arguments (not needed in mode
     /// `none`, nor over HTTP).
     #[arg(last = true, value_name = "SERVER CMD")]

@@ -41,6 +41,7 @@ fn stdio(command: Vec<String>, inspector: Arc<Inspector>) -> anyhow::Result<Exit
         command,
         redaction: Redaction::default(),
         observer: Some(inspector),
+        scope: None,
     };
     let outcome = record_stdio(&config).context("inspecting failed")?;
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))

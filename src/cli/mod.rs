@@ -2,6 +2,7 @@
 
 mod args;
 mod check;
+mod finish;
 mod inspect;
 mod logging;
 mod new_episodes;
@@ -51,6 +52,7 @@ pub fn main() -> ExitCode {
         Command::Accept(args) => review::accept(args.0),
         Command::Reject(args) => review::reject(args.0),
         Command::Pending(args) => review::list(args.0),
+        Command::Finish(args) => finish::run(args.0),
     };
     match result {
         Ok(code) => code,

@@ -6,7 +6,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use std::net::SocketAddr;
 
-use mcpcassette::record::{HttpRecordConfig, RecordConfig, Redaction, record_stdio};
+use mcpcassette::cassette::Recovery;
+use mcpcassette::record::{
+    HttpRecordConfig, RecordConfig, Redaction, ScopedRecording, record_stdio,
+};
 
 use super::args::{RecordArgs, RedactArgs, UpstreamCredentialArgs};
 
@@ -60,7 +63,17 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             redaction,
             upstream_headers,
         ),
-        None => record(Some(args.cassette), args.command, redaction),
+        None => record(Some(args.cassette), args.command, redaction, None),
+    }
+}
+
+/// Says what was recovered from interrupted recordings.
+fn warn_recovered(recovered: &[Recovery]) {
+    for recovery in recovered {
+        match recovery.kept_previous {
+            true => tracing::warn!("{recovery}"),
+            false => tracing::warn!("{recovery}; this recording replaces them"),
+        }
     }
 }
 
@@ -90,12 +103,7 @@ pub fn record_http(
     let outcome = super::until_signal(|shutdown| {
         mcpcassette::record::record_http(config, |addr| super::announce(addr, &endpoint), shutdown)
     })??;
-    if let Some(recovery) = &outcome.recovered {
-        match recovery.kept_previous {
-            true => tracing::warn!("{recovery}"),
-            false => tracing::warn!("{recovery}; this recording replaces them"),
-        }
-    }
+    warn_recovered(&outcome.recovered);
     if let Some(path) = &cassette {
         tracing::info!(
             "recorded {} interaction(s) to {}",
@@ -113,26 +121,24 @@ pub fn record_http(
     Ok(ExitCode::from(super::exit::OK))
 }
 
-/// Forwards to the server, recording into `cassette` when there is one,
-/// and exits with the server's status.
+/// Forwards to the server, recording into `cassette` when there is one
+/// (as one process of `scope`'s recording, when there is one), and exits
+/// with the server's status.
 pub fn record(
     cassette: Option<PathBuf>,
     command: Vec<String>,
     redaction: Redaction,
+    scope: Option<ScopedRecording>,
 ) -> anyhow::Result<ExitCode> {
     let config = RecordConfig {
         cassette,
         command,
         redaction,
         observer: None,
+        scope,
     };
     let outcome = record_stdio(&config).context("recording failed")?;
-    if let Some(recovery) = &outcome.recovered {
-        match recovery.kept_previous {
-            true => tracing::warn!("{recovery}"),
-            false => tracing::warn!("{recovery}; this recording replaces them"),
-        }
-    }
+    warn_recovered(&outcome.recovered);
     if let Some(path) = &config.cassette {
         tracing::info!(
             "recorded {} interaction(s) to {}",

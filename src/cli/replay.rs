@@ -2,13 +2,17 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
-use mcpcassette::cassette::{self, Cassette, RuleOverrides, Rules, Transport};
+use mcpcassette::cassette::{self, Cassette, RuleOverrides, Rules, Scope, Transport};
 
 use mcpcassette::cli_support::process_stdio;
 use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
-use mcpcassette::replay::{Engine, ReplayConfig, StdioConfig, Summary, VerdictConfig, serve_with};
+use mcpcassette::replay::{
+    Engine, ProcessReplay, ReplayConfig, StdioConfig, Summary, VerdictConfig, recorded_processes,
+};
+use mcpcassette::serve::Handler;
 
 use super::args::{MatchArgs, ReplayArgs};
 use super::exit;
@@ -26,7 +30,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             listen,
             pace,
         ),
-        None => replay_paced(cassette, &args.cassette, "replay", &args.matching, pace),
+        None => replay_paced(
+            cassette,
+            &args.cassette,
+            "replay",
+            &args.matching,
+            pace,
+            None,
+        ),
     }
 }
 
@@ -81,22 +92,24 @@ pub fn serve_http_engine(
     Ok(summary)
 }
 
-/// Recovers an interrupted recording's journal, if any, and loads.
+/// Recovers the journals of interrupted recordings, if any, and loads.
 pub fn open(path: &Path) -> anyhow::Result<Cassette> {
-    if let Some(recovery) = cassette::recover(path)? {
+    for recovery in cassette::recover(path)? {
         tracing::warn!("{recovery}");
     }
     Ok(cassette::load(path)?)
 }
 
-/// Replays `cassette` on stdin/stdout and reports at the end.
+/// Replays `cassette` on stdin/stdout and reports at the end; `scope` is
+/// the test's, with this server process's ordinal there.
 pub fn replay(
     cassette: Cassette,
     path: &Path,
     mode: &str,
     matching: &MatchArgs,
+    scope: Option<(Scope, u32)>,
 ) -> anyhow::Result<ExitCode> {
-    replay_paced(cassette, path, mode, matching, Pace::Fast)
+    replay_paced(cassette, path, mode, matching, Pace::Fast, scope)
 }
 
 /// [`replay`] at the given pace.
@@ -106,6 +119,7 @@ fn replay_paced(
     mode: &str,
     matching: &MatchArgs,
     pace: Pace,
+    scope: Option<(Scope, u32)>,
 ) -> anyhow::Result<ExitCode> {
     let rules = resolve_rules(&cassette.rules, matching)?;
     let config = ReplayConfig {
@@ -115,9 +129,45 @@ fn replay_paced(
         upstream: None,
         cross_era: matching.cross_era,
     };
+    if recorded_processes(&cassette).len() > 1 {
+        return replay_processes(&cassette, config, matching, pace, scope);
+    }
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
-    let summary = serve_stdio(&engine, pace)?;
+    let served = Arc::clone(&engine) as Arc<dyn Handler>;
+    serve_stdio(served, pace)?;
+    let summary = engine.summary();
+    finish(&engine, &summary, matching)
+}
+
+/// Replays a cassette of several server processes: this live process
+/// plays the recorded one that answers what it asks (`ProcessReplay`).
+fn replay_processes(
+    cassette: &Cassette,
+    config: ReplayConfig,
+    matching: &MatchArgs,
+    pace: Pace,
+    scope: Option<(Scope, u32)>,
+) -> anyhow::Result<ExitCode> {
+    let ordinal = scope.as_ref().map(|(_, ordinal)| *ordinal);
+    let replay = Arc::new(ProcessReplay::new(cassette, &config, scope));
+    super::logging::set_redactor(replay.playing().1.redactor().clone());
+    let served = Arc::clone(&replay) as Arc<dyn Handler>;
+    serve_stdio(served, pace)?;
+    replay.end();
+    let (process, engine) = replay.playing();
+    let live = ordinal.map_or_else(String::new, |n| format!("live server process {n} "));
+    match replay.claimed() {
+        Some(_) => tracing::info!(
+            "{live}played recorded process {process} of {}",
+            replay.recorded()
+        ),
+        None => tracing::info!(
+            "{live}played recorded process {process} of {}, shared with another live process",
+            replay.recorded()
+        ),
+    }
+    let summary = engine.summary();
     finish(&engine, &summary, matching)
 }
 
@@ -128,7 +178,7 @@ fn replay_paced(
 /// summary and report: SDK clients stop the servers they started with a
 /// signal (the TypeScript SDK's `close()`), and a test must still learn
 /// what missed.
-pub fn serve_stdio(engine: &std::sync::Arc<Engine>, pace: Pace) -> anyhow::Result<Summary> {
+pub fn serve_stdio(handler: Arc<dyn Handler>, pace: Pace) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -138,8 +188,12 @@ pub fn serve_stdio(engine: &std::sync::Arc<Engine>, pace: Pace) -> anyhow::Resul
         let config = StdioConfig::stdout(pace);
         let (stdin, stdout) = process_stdio();
         tokio::select! {
-            served = serve_with(engine.clone(), stdin, stdout, config) => served,
-            () = shutdown => Ok(stopped(engine)),
+            served = mcpcassette::serve::serve_with(Arc::clone(&handler), stdin, stdout, config) => served,
+            () = shutdown => {
+                tracing::info!("stopped by a signal");
+                handler.client_gone();
+                Ok(())
+            }
         }
     });
     // A stdin that is not a pipe (a socket, as Node spawns children; a
@@ -147,13 +201,6 @@ pub fn serve_stdio(engine: &std::sync::Arc<Engine>, pace: Pace) -> anyhow::Resul
     // while the client keeps it open: do not wait for it.
     runtime.shutdown_background();
     served.context("replay I/O failed")
-}
-
-/// The summary of a replay stopped by a signal.
-fn stopped(engine: &Engine) -> Summary {
-    tracing::info!("stopped by a signal");
-    engine.client_gone();
-    engine.summary()
 }
 
 /// The cassette's rules with the command line's overrides: `--rules`

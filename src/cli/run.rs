@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use mcpcassette::Mode;
+use mcpcassette::cassette::{Member, Scope, ScopeAction};
 use mcpcassette::cli_support::{Project, Sources, ancestors, process_env};
+use mcpcassette::record::ScopedRecording;
 
 use super::args::{MatchArgs, RunArgs};
 use super::{record, replay};
@@ -16,17 +18,37 @@ use super::{record, replay};
 const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// Resolves the mode, says it on stderr, and does it.
-pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     let redactor = super::redactor(
         args.redaction.redact.clone(),
         args.redaction.redact_env.clone(),
     )?;
-    let Some(report) = args.matching.report.clone() else {
-        return resolve_and_run(args).map(|(code, _)| code);
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let project = find_project(&cwd, &args.cassette)?;
+    if let Some(project) = &project {
+        tracing::debug!("project file {}", project.path.display());
+        if let Some(dir) = project.cassette_dir()
+            && args.cassette.is_relative()
+        {
+            args.cassette = dir.join(&args.cassette);
+        }
+        apply_defaults(project, &mut args.matching);
+    }
+    // A process of a scope reports where the scope's other processes do.
+    let scope = match &args.scope {
+        Some(dir) => Some(Scope::open(dir, &args.cassette)?),
+        None => None,
     };
+    let Some(report) = args.matching.report.clone().or_else(|| {
+        let scope = scope.as_ref()?;
+        Some(scope.dir().join(format!("pid-{}.report.json", std::process::id())))
+    }) else {
+        return resolve_and_run(args, project, scope).map(|(code, _)| code);
+    };
+    args.matching.report = Some(report.clone());
     let (cassette, flag) = (args.cassette.clone(), args.mode.unwrap_or(Mode::Auto));
     super::report::started(&report, &cassette, &flag.to_string(), &redactor)?;
-    match resolve_and_run(args) {
+    match resolve_and_run(args, project, scope) {
         Ok((code, Done::Recorded { cassette, mode })) => {
             super::report::recorded(&report, cassette.as_deref(), &mode, &redactor)?;
             Ok(code)
@@ -53,18 +75,11 @@ enum Done {
 }
 
 /// Resolves the mode, says it, and records or replays.
-fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
-    let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let project = find_project(&cwd, &args.cassette)?;
-    if let Some(project) = &project {
-        tracing::debug!("project file {}", project.path.display());
-        if let Some(dir) = project.cassette_dir()
-            && args.cassette.is_relative()
-        {
-            args.cassette = dir.join(&args.cassette);
-        }
-        apply_defaults(project, &mut args.matching);
-    }
+fn resolve_and_run(
+    args: RunArgs,
+    project: Option<Project>,
+    scope: Option<Scope>,
+) -> anyhow::Result<(ExitCode, Done)> {
     let flag = args.mode;
     // The ancestors are only read when the command line does not decide.
     let ancestors = if flag.is_none() {
@@ -80,8 +95,22 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
     }
     .resolve()?;
     let path = &args.cassette;
-    let exists = path.exists() || mcpcassette::cassette::journal_path(path).exists();
+    let exists = path.exists() || !mcpcassette::cassette::journals(path).is_empty();
+    // The processes of a scope do what its first one decided: the second
+    // process of a recording test records, though the first one's
+    // cassette is there by then.
+    let member = match &scope {
+        Some(scope) => Some(join(scope, mode, exists)?),
+        None => None,
+    };
+    let exists = match &member {
+        Some(member) => member.action == ScopeAction::Replay,
+        None => exists,
+    };
     let action = match mode {
+        _ if member.as_ref().is_some_and(|m| m.ordinal > 0) && !exists => {
+            "recording, as the test's first server process decided"
+        }
         Mode::Once | Mode::NewEpisodes if !exists => "cassette missing: recording",
         Mode::None if !exists => "cassette missing",
         Mode::Once | Mode::None => "replaying",
@@ -90,7 +119,14 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
         Mode::Passthrough => "forwarding without recording",
         Mode::Auto => unreachable!("auto is resolved"),
     };
-    tracing::info!("mode {mode} ({why}): {action}; cassette {}", path.display());
+    match &member {
+        Some(member) => tracing::info!(
+            "mode {mode} ({why}): {action}; cassette {}, server process {} of the test",
+            path.display(),
+            member.ordinal
+        ),
+        None => tracing::info!("mode {mode} ({why}): {action}; cassette {}", path.display()),
+    }
     let http = args.upstream.is_some() || args.listen.is_some();
     let replays_only = mode == Mode::None || (mode == Mode::Once && exists);
     if !replays_only && !http && args.command.is_empty() {
@@ -102,6 +138,7 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
         bail!("mode {mode} over HTTP needs the server's URL: pass --upstream URL");
     }
     let listen = args.listen.unwrap_or(DEFAULT_LISTEN);
+    let scoped = scope.clone().zip(member.clone());
     let replaying = |path: &PathBuf| -> anyhow::Result<ExitCode> {
         let cassette = replay::open(path)?;
         let mode = mode.to_string();
@@ -115,7 +152,8 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
                 Default::default(),
             )
         } else {
-            replay::replay(cassette, path, &mode, &args.matching)
+            let scoped = scoped.clone().map(|(scope, member)| (scope, member.ordinal));
+            replay::replay(cassette, path, &mode, &args.matching, scoped)
         }
     };
     let recording = |cassette: Option<PathBuf>| match &args.upstream {
@@ -130,6 +168,9 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
             cassette,
             args.command.clone(),
             args.redaction.clone().resolve(),
+            scoped
+                .clone()
+                .map(|(scope, member)| ScopedRecording { scope, member }),
         ),
     };
     let records = match mode {
@@ -163,6 +204,21 @@ fn resolve_and_run(mut args: RunArgs) -> anyhow::Result<(ExitCode, Done)> {
         Done::Replayed
     };
     Ok((code, done))
+}
+
+/// Joins `scope`: the first process decides, from `mode` and whether the
+/// cassette `exists`, whether the test records or replays.
+fn join(scope: &Scope, mode: Mode, exists: bool) -> anyhow::Result<Member> {
+    let records = match mode {
+        Mode::All | Mode::Passthrough => true,
+        Mode::Once | Mode::NewEpisodes => !exists,
+        Mode::None | Mode::Auto => false,
+    };
+    let member = scope.join(|| match records {
+        true => ScopeAction::Record,
+        false => ScopeAction::Replay,
+    })?;
+    Ok(member)
 }
 
 /// The project file: the nearest one above the working directory, else

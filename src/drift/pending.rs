@@ -519,6 +519,7 @@ mod tests {
             after: vec![],
             delays_ms: vec![],
             http: None,
+            process: 0,
         }
     }
 

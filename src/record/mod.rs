@@ -10,6 +10,7 @@ mod watch;
 pub use error::RecordError;
 pub use http::{HeaderError, HttpRecordConfig, HttpRecordOutcome, record_http, split_header};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
+
 pub use watch::Watch;
 
 use std::path::Path;
@@ -96,15 +97,47 @@ pub(crate) fn save_finished(
     Ok(saved)
 }
 
-/// What a new recording takes over from the cassette it replaces: a journal
-/// an interrupted recording left (recovered first, so nothing is lost
-/// silently) and the hand-written rules, which a re-recording keeps.
-fn previous(cassette: Option<&Path>) -> Result<(Option<Recovery>, Rules), RecordError> {
+/// What a new recording takes over from the cassette it replaces: the
+/// journals interrupted recordings left (recovered first, so nothing is
+/// lost silently) and the hand-written rules, which a re-recording keeps.
+///
+/// One process of a scope leaves the journals of its live siblings alone,
+/// and recovers a dead one's into the recording they share; any other
+/// recording is refused while another recorder holds a journal of the
+/// same cassette ([`cassette::CassetteError::Busy`]).
+fn previous(
+    cassette: Option<&Path>,
+    scope: Option<&ScopedRecording>,
+) -> Result<(Vec<Recovery>, Rules), RecordError> {
     let Some(path) = cassette else {
-        return Ok((None, Rules::default()));
+        return Ok((Vec::new(), Rules::default()));
     };
-    let recovered = cassette::recover(path)?;
+    let recovered = match scope {
+        Some(scoped) => scoped.scope.locked(|| cassette::recover_idle(path))??,
+        None => cassette::recover(path)?,
+    };
     Ok((recovered, kept_rules(path)))
+}
+
+/// One server process of a scope's recording (`run --scope`): several
+/// processes one test started, recorded into one cassette.
+#[derive(Debug, Clone)]
+pub struct ScopedRecording {
+    /// The scope it joined.
+    pub scope: cassette::Scope,
+    /// What joining gave it: its ordinal, the scope's stamp.
+    pub member: cassette::Member,
+}
+
+impl ScopedRecording {
+    /// Saves this process's recording into the cassette the scope's
+    /// processes share, one process at a time.
+    fn save(&self, path: &Path, recorded: cassette::Finished) -> Result<bool, RecordError> {
+        let ordinal = self.member.ordinal;
+        Ok(self
+            .scope
+            .locked(|| recorded.save_as_process(path, ordinal))??)
+    }
 }
 
 /// The rules of the cassette at `path`, if it is one this build reads:

@@ -38,6 +38,9 @@ pub struct RecordConfig {
     pub redaction: super::Redaction,
     /// Sees every line after it was forwarded (`mcpcassette inspect`).
     pub observer: Option<Arc<dyn Observer>>,
+    /// The scope this is one server process of (`run --scope`); `None`
+    /// records one process into the cassette, replacing it.
+    pub scope: Option<super::ScopedRecording>,
 }
 
 impl std::fmt::Debug for RecordConfig {
@@ -47,6 +50,7 @@ impl std::fmt::Debug for RecordConfig {
             .field("command", &self.command)
             .field("redaction", &self.redaction)
             .field("observer", &self.observer.is_some())
+            .field("scope", &self.scope)
             .finish()
     }
 }
@@ -58,16 +62,17 @@ pub struct RecordOutcome {
     pub exit_code: i32,
     /// Completed interactions written to the cassette.
     pub interactions: usize,
-    /// A journal left by an earlier, interrupted recording, recovered into
-    /// the cassette before this recording replaced it.
-    pub recovered: Option<Recovery>,
+    /// Journals left by earlier, interrupted recordings, recovered into
+    /// the cassette before this recording replaced (or joined) it.
+    pub recovered: Vec<Recovery>,
 }
 
 /// Runs the server, forwards this process's stdin and stdout to it, and
 /// writes the cassette when the server exits. SIGINT and SIGTERM are passed
 /// on to the server; the cassette is written after it exits.
 pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError> {
-    let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
+    let scope = config.scope.as_ref();
+    let (recovered, kept_rules) = super::previous(config.cassette.as_deref(), scope)?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
     let transport = match std::env::current_dir() {
         Ok(cwd) => {
@@ -78,10 +83,15 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
             cwd: None,
         },
     };
-    let recorded_at = crate::cassette::now_rfc3339();
+    // Every process of a scope carries the scope's stamp: that is what
+    // makes them one recording (`Finished::save_as_process`).
+    let (recorded_at, process) = match scope {
+        Some(scoped) => (scoped.member.recorded_at.clone(), scoped.member.ordinal),
+        None => (crate::cassette::now_rfc3339(), 0),
+    };
     let tape = match &config.cassette {
         Some(path) => Some(Arc::new(Mutex::new(Tape::new(
-            Journal::create(path, &recorded_at, &transport, &kept_rules)?,
+            Journal::create_for_process(path, process, &recorded_at, &transport, &kept_rules)?,
             redactor,
         )))),
         None => None,
@@ -151,7 +161,14 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         interactions = builder.completed();
         let mut recorded = builder.finish_streamed();
         recorded.header.rules = kept_rules;
-        super::save_finished(path, recorded)?;
+        match scope {
+            Some(scoped) => {
+                scoped.save(path, recorded)?;
+            }
+            None => {
+                super::save_finished(path, recorded)?;
+            }
+        }
         journal.remove()?;
     }
     if breaks > 0 {

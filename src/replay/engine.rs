@@ -19,6 +19,7 @@ use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
+pub(super) mod lookup;
 mod plain;
 
 use super::answers::{ANSWER_MISMATCH, AnswerMismatch};

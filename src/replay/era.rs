@@ -212,6 +212,7 @@ mod tests {
             after: vec![],
             http: None,
             delays_ms: vec![],
+            process: 0,
         });
         let found = EraMismatch::detect(&declared, &bare).unwrap();
         assert_eq!(found.client_era, "legacy");

@@ -8,6 +8,7 @@ mod handler;
 pub mod http;
 mod new_episodes_http;
 mod new_episodes_stdio;
+mod processes;
 mod report;
 mod session_traffic;
 mod stdio;
@@ -22,6 +23,7 @@ pub use engine::{Engine, ReplayConfig, Summary, Unanswered};
 pub use era::EraMismatch;
 pub use new_episodes_http::HttpEpisodes;
 pub use new_episodes_stdio::{NewEpisodes, UPSTREAM_FAILED};
+pub use processes::{ProcessReplay, recorded_processes};
 pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
 pub use session_traffic::{
     SessionScript, file_into as file_session_traffic, place_in as session_traffic_place,

@@ -128,9 +128,9 @@ impl std::fmt::Debug for HttpRecordConfig {
 pub struct HttpRecordOutcome {
     /// Completed interactions written to the cassette.
     pub interactions: usize,
-    /// A journal left by an earlier, interrupted recording, recovered into
+    /// Journals left by earlier, interrupted recordings, recovered into
     /// the cassette before this recording replaced it.
-    pub recovered: Option<Recovery>,
+    pub recovered: Vec<Recovery>,
     /// Requests the upstream answered (with any status).
     pub upstream_answered: usize,
     /// Requests the upstream never answered (the client got 502).
@@ -165,7 +165,7 @@ pub async fn record_http(
         addr: config.listen,
         source,
     })?;
-    let (recovered, kept_rules) = super::previous(config.cassette.as_deref())?;
+    let (recovered, kept_rules) = super::previous(config.cassette.as_deref(), None)?;
     let upstream_headers = UpstreamHeaders::parse(&config.upstream_headers)?;
     let (kept_rules, redactor) = super::redaction_rules(kept_rules, &config.redaction)?;
     let redactor = redactor.with_secrets(&upstream_headers.secrets())?;
