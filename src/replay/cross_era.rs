@@ -10,6 +10,11 @@
 //! | the handshake | `server/discover` from the recorded `initialize` result | `initialize` from the recorded `server/discover` result |
 //! | any result | `resultType: "complete"` added | `resultType` left out |
 //! | the server needs the client | recorded server requests become one `input_required` result; the retry carries the client's answers | `input_required` becomes the server requests it stands for; the client's answers feed the recorded retry |
+//! | an error the eras code differently | resource not found -32002 becomes -32602; URL elicitation required (-32042) becomes -32006 | resource not found -32602 becomes -32002; unsupported protocol version -32022 becomes -32602 |
+//!
+//! Only recorded server errors are translated (see [`Translation::error`]);
+//! the errors replay makes itself (a miss, `OUT_OF_ORDER`, ...) are its own
+//! and go out as they are.
 //!
 //! The engine decides the client's era from what it sends (an
 //! `initialize`, a `server/discover` or a `_meta` protocol version) and
@@ -20,7 +25,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use crate::cassette::{Event, Interaction};
-use crate::jsonrpc;
+use crate::jsonrpc::{self, codes};
 use crate::protocol::{self, Era, LATEST_LEGACY_VERSION, META_SERVER_INFO, MODERN_VERSION};
 
 /// Whether replay answers clients of the other era.
@@ -65,14 +70,25 @@ impl Translation {
         }
     }
 
-    /// A recorded response to `method` as a client of the other era
-    /// expects it. Borrowed when nothing changes (the same era, an error,
-    /// a result already right).
-    pub(crate) fn response<'a>(self, method: &str, response: &'a Value) -> Cow<'a, Value> {
+    /// A recorded response to `request` (the recorded request) as a client
+    /// of the other era expects it. Borrowed when nothing changes (the same
+    /// era, an error both eras code alike, a result already right).
+    pub(crate) fn response<'a>(self, request: &Value, response: &'a Value) -> Cow<'a, Value> {
         // The common case first: the client speaks the cassette's era.
         if self == Translation::None {
             return Cow::Borrowed(response);
         }
+        if let Some(error) = response.get("error") {
+            return match self.error(request, error) {
+                Some(error) => {
+                    let mut response = response.clone();
+                    response["error"] = error;
+                    Cow::Owned(response)
+                }
+                None => Cow::Borrowed(response),
+            };
+        }
+        let method = jsonrpc::method(request).unwrap_or_default();
         let Some(result) = response.get("result").and_then(Value::as_object) else {
             return Cow::Borrowed(response);
         };
@@ -111,6 +127,108 @@ impl Translation {
             _ => Cow::Borrowed(response),
         }
     }
+}
+
+/// Resource not found up to 2025-11-25 (server/resources, "Error
+/// Handling"); 2026-07-28 answers -32602 instead and forbids -32002
+/// (basic/index, "Error Codes").
+pub(crate) const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// URL elicitation required, only in 2025-11-25 (client/elicitation,
+/// "Error Handling"); 2026-07-28 forbids it and asks for a URL elicitation
+/// with an `input_required` result instead.
+pub(crate) const URL_ELICITATION_REQUIRED: i64 = -32042;
+
+impl Translation {
+    /// A recorded server error as the client's era codes it; `None` when
+    /// both eras code it alike. Between the eras:
+    ///
+    /// - resource not found: -32002 up to 2025-11-25, -32602 from
+    ///   2026-07-28 (with `data.uri` in both eras' examples, which is
+    ///   added from the request where the recording has none). A legacy
+    ///   client gets -32002 for a 2026-07-28 `resources/read` error -32602
+    ///   that names a URI in `data` or says "not found"; any other -32602
+    ///   is invalid params in both eras;
+    /// - unsupported protocol version: -32022 with `data.supported` and
+    ///   `requested` in 2026-07-28, -32602 with the same `data` in the
+    ///   legacy `initialize` (basic/lifecycle, "Error Handling");
+    /// - URL elicitation required (-32042): 2026-07-28 has no error for it
+    ///   and must not send -32042, so a modern client gets
+    ///   [`NOT_TRANSLATED`] naming it, with the recorded `data` (the URLs);
+    /// - -32020 and -32021 (2026-07-28 only) go to a legacy client as they
+    ///   are: no legacy version codes those conditions, and to a legacy
+    ///   client they are implementation-defined server errors, as JSON-RPC
+    ///   has them.
+    pub(crate) fn error(self, request: &Value, error: &Value) -> Option<Value> {
+        let code = error.get("code").and_then(Value::as_i64)?;
+        let method = jsonrpc::method(request).unwrap_or_default();
+        match (self, code) {
+            (Translation::ToModern, LEGACY_RESOURCE_NOT_FOUND) => {
+                Some(resource_not_found(error, codes::INVALID_PARAMS, request))
+            }
+            (Translation::ToModern, URL_ELICITATION_REQUIRED) => {
+                Some(url_elicitation_required(method, error))
+            }
+            (Translation::ToLegacy, codes::INVALID_PARAMS)
+                if method == "resources/read" && says_not_found(error) =>
+            {
+                Some(resource_not_found(
+                    error,
+                    LEGACY_RESOURCE_NOT_FOUND,
+                    request,
+                ))
+            }
+            (Translation::ToLegacy, codes::UNSUPPORTED_PROTOCOL_VERSION) => {
+                let mut error = error.clone();
+                error["code"] = json!(codes::INVALID_PARAMS);
+                Some(error)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether a 2026-07-28 `resources/read` error -32602 says the resource
+/// does not exist (rather than that the params are malformed): it names
+/// the URI in `data`, as the specification's example does, or says so.
+fn says_not_found(error: &Value) -> bool {
+    let names_uri = error.pointer("/data/uri").is_some_and(Value::is_string);
+    let says = error
+        .get("message")
+        .and_then(Value::as_str)
+        .is_some_and(|message| message.to_ascii_lowercase().contains("not found"));
+    names_uri || says
+}
+
+/// A resource-not-found `error` with `code`, and the requested URI in
+/// `data.uri` where the recording left it out.
+fn resource_not_found(error: &Value, code: i64, request: &Value) -> Value {
+    let mut error = error.clone();
+    error["code"] = json!(code);
+    let uri = jsonrpc::params(request).and_then(|params| params.get("uri"));
+    if let (Some(uri), Some(fields)) = (uri.filter(|uri| uri.is_string()), error.as_object_mut()) {
+        let data = fields.entry("data").or_insert_with(|| json!({}));
+        if data.is_null() {
+            *data = json!({});
+        }
+        if let Some(data) = data.as_object_mut() {
+            data.entry("uri").or_insert_with(|| uri.clone());
+        }
+    }
+    error
+}
+
+/// What a 2026-07-28 client gets for a recorded -32042.
+fn url_elicitation_required(method: &str, error: &Value) -> Value {
+    let recorded = error.get("message").and_then(Value::as_str).unwrap_or("");
+    let message = format!(
+        "mcpcassette: the recorded answer to `{method}` is -32042 (URL elicitation required), which only 2025-11-25 has: 2026-07-28 asks for a URL elicitation with an input_required result, which replay does not make of an error. The recorded message: {recorded}"
+    );
+    let mut translated = json!({"code": NOT_TRANSLATED, "message": message});
+    if let Some(data) = error.get("data") {
+        translated["data"] = data.clone();
+    }
+    translated
 }
 
 /// The methods whose 2026-07-28 results must say how long they may be
@@ -408,29 +526,198 @@ mod tests {
         assert_eq!(client_era(&json!({"method": "tools/list"})), None);
     }
 
+    /// A recorded request to `method`, with `params`.
+    fn request(method: &str, params: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    }
+
+    fn error(code: i64, message: &str, data: Option<Value>) -> Value {
+        let mut error = json!({"code": code, "message": message});
+        if let Some(data) = data {
+            error["data"] = data;
+        }
+        json!({"jsonrpc": "2.0", "id": 1, "error": error})
+    }
+
     #[test]
-    fn results_gain_or_lose_result_type_and_errors_stay() {
+    fn results_gain_or_lose_result_type() {
+        let call = request("tools/call", json!({"name": "t"}));
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
-        let modern = Translation::ToModern.response("tools/call", &legacy);
+        let modern = Translation::ToModern.response(&call, &legacy);
         assert_eq!(modern["result"]["resultType"], "complete");
         assert!(
             modern["result"].get("ttlMs").is_none(),
             "tool results are not cached"
         );
-        let back = Translation::ToLegacy.response("tools/call", &modern);
+        let back = Translation::ToLegacy.response(&call, &modern);
         assert_eq!(*back, legacy);
+        let list_tools = request("tools/list", json!({}));
         let list = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}});
-        let modern = Translation::ToModern.response("tools/list", &list);
+        let modern = Translation::ToModern.response(&list_tools, &list);
         assert_eq!(modern["result"]["ttlMs"], 0);
         assert_eq!(modern["result"]["cacheScope"], "private");
-        assert_eq!(*Translation::ToLegacy.response("tools/list", &modern), list);
-        let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "x"}});
+        assert_eq!(*Translation::ToLegacy.response(&list_tools, &modern), list);
         assert!(matches!(
-            Translation::ToModern.response("tools/call", &error),
+            Translation::None.response(&call, &legacy),
             Cow::Borrowed(_)
         ));
+    }
+
+    const README: &str = "demo://readme";
+
+    fn read() -> Value {
+        request("resources/read", json!({"uri": README}))
+    }
+
+    #[test]
+    fn resource_not_found_is_each_eras_own_code_both_ways() {
+        // 2024-11-05 .. 2025-11-25 server/resources: -32002, data.uri.
+        let legacy = error(-32002, "Resource not found", Some(json!({"uri": README})));
+        // 2026-07-28 server/resources: -32602, data.uri.
+        let modern = error(-32602, "Resource not found", Some(json!({"uri": README})));
+        assert_eq!(*Translation::ToModern.response(&read(), &legacy), modern);
+        assert_eq!(*Translation::ToLegacy.response(&read(), &modern), legacy);
+        // The same era: as recorded.
         assert!(matches!(
-            Translation::None.response("tools/call", &legacy),
+            Translation::None.response(&read(), &legacy),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_resource_not_found_without_its_uri_gains_it() {
+        let bare = error(-32002, "Resource not found", None);
+        let modern = Translation::ToModern.response(&read(), &bare);
+        assert_eq!(modern["error"]["code"], -32602);
+        assert_eq!(modern["error"]["data"], json!({"uri": README}));
+        let other_data = error(-32002, "gone", Some(json!({"why": "deleted"})));
+        let modern = Translation::ToModern.response(&read(), &other_data);
+        assert_eq!(
+            modern["error"]["data"],
+            json!({"why": "deleted", "uri": README})
+        );
+        let said = error(-32602, "Resource demo://readme not found", None);
+        let legacy = Translation::ToLegacy.response(&read(), &said);
+        assert_eq!(legacy["error"]["code"], -32002);
+        assert_eq!(
+            legacy["error"]["message"],
+            "Resource demo://readme not found"
+        );
+        assert_eq!(legacy["error"]["data"], json!({"uri": README}));
+        // Data that is not an object is left as it is.
+        let text = error(-32002, "Resource not found", Some(json!("no such file")));
+        let modern = Translation::ToModern.response(&read(), &text);
+        assert_eq!(modern["error"]["code"], -32602);
+        assert_eq!(modern["error"]["data"], "no such file");
+    }
+
+    #[test]
+    fn legacy_resource_not_found_is_never_sent_to_a_modern_client() {
+        // 2026-07-28 (basic/index, "Error Codes") forbids sending -32002
+        // and reads it as resource not found from any method.
+        let subscribe = request("resources/subscribe", json!({"uri": README}));
+        let legacy = error(-32002, "Resource not found", Some(json!({"uri": README})));
+        let modern = Translation::ToModern.response(&subscribe, &legacy);
+        assert_eq!(modern["error"]["code"], -32602);
+    }
+
+    #[test]
+    fn invalid_params_that_are_not_a_missing_resource_stay_invalid_params() {
+        let malformed = error(-32602, "missing params.uri", None);
+        let no_uri = request("resources/read", json!({}));
+        assert!(matches!(
+            Translation::ToLegacy.response(&no_uri, &malformed),
+            Cow::Borrowed(_)
+        ));
+        // Only resources/read has resource-not-found errors.
+        let unknown_tool = error(-32602, "Tool not found", Some(json!({"uri": README})));
+        let call = request("tools/call", json!({"name": "nope"}));
+        assert!(matches!(
+            Translation::ToLegacy.response(&call, &unknown_tool),
+            Cow::Borrowed(_)
+        ));
+        // And a legacy -32602 is a modern -32602.
+        let legacy = error(-32602, "Resource not found", Some(json!({"uri": README})));
+        assert!(matches!(
+            Translation::ToModern.response(&read(), &legacy),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn unsupported_protocol_version_is_invalid_params_for_a_legacy_client() {
+        // 2026-07-28 basic/versioning: -32022; legacy basic/lifecycle:
+        // -32602 "Unsupported protocol version", the same data.
+        let data = json!({"supported": ["2026-07-28"], "requested": "2099-01-01"});
+        let modern = error(-32022, "Unsupported protocol version", Some(data.clone()));
+        let legacy = Translation::ToLegacy.response(&request("tools/list", json!({})), &modern);
+        assert_eq!(
+            *legacy,
+            error(-32602, "Unsupported protocol version", Some(data))
+        );
+        // A legacy recording's -32022 means what 2026-07-28 says it means.
+        assert!(matches!(
+            Translation::ToModern.response(&request("tools/list", json!({})), &modern),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn url_elicitation_required_is_named_to_a_modern_client() {
+        // 2025-11-25 client/elicitation: -32042 with data.elicitations;
+        // 2026-07-28 forbids -32042.
+        let data = json!({"elicitations": [{"mode": "url", "elicitationId": "e1",
+            "url": "https://example.com/connect", "message": "Connect"}]});
+        let legacy = error(
+            -32042,
+            "This request requires more information.",
+            Some(data.clone()),
+        );
+        let call = request("tools/call", json!({"name": "files"}));
+        let modern = Translation::ToModern.response(&call, &legacy);
+        assert_eq!(modern["error"]["code"], NOT_TRANSLATED);
+        assert_eq!(modern["error"]["data"], data, "the URLs are kept");
+        let text = modern["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains("`tools/call`")
+                && text.contains("-32042")
+                && text.contains("input_required")
+                && text.contains("This request requires more information."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn codes_both_eras_share_or_only_one_has_go_out_as_recorded() {
+        let call = request("tools/call", json!({"name": "t"}));
+        let shared = [
+            -32700, -32600, -32601, -32602, -32603, -32000, -32001, -1, 0, 42,
+        ];
+        for code in shared {
+            let recorded = error(code, "x", Some(json!({"k": 1})));
+            for translation in [Translation::ToModern, Translation::ToLegacy] {
+                assert!(
+                    matches!(translation.response(&call, &recorded), Cow::Borrowed(_)),
+                    "{code} {translation:?}"
+                );
+            }
+        }
+        // 2026-07-28's header mismatch and missing client capability:
+        // no legacy version codes them, so a legacy client gets them as
+        // recorded (and a modern client of a legacy recording too).
+        for code in [-32020, -32021] {
+            let recorded = error(code, "x", Some(json!({"requiredCapabilities": {}})));
+            for translation in [Translation::ToModern, Translation::ToLegacy] {
+                assert!(
+                    matches!(translation.response(&call, &recorded), Cow::Borrowed(_)),
+                    "{code} {translation:?}"
+                );
+            }
+        }
+        // A code that is not an integer is not read.
+        let odd = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "-32002", "message": "x"}});
+        assert!(matches!(
+            Translation::ToModern.response(&read(), &odd),
             Cow::Borrowed(_)
         ));
     }

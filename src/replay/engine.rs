@@ -659,7 +659,7 @@ impl Engine {
             sink,
         );
         if let Some(response) = &interaction.response {
-            let response = Translation::ToModern.response(interaction.method(), response);
+            let response = Translation::ToModern.response(interaction.client.message(), response);
             sink.respond(&WithId(&response, jsonrpc::id(&retry)));
         }
         self.send_notifications(&interaction.after, Origin::After(0), &tokens, sink);
@@ -989,7 +989,7 @@ impl Engine {
             }
             let response = self
                 .translation(live)
-                .response(interaction.method(), response);
+                .response(interaction.client.message(), response);
             sink.respond(&WithId(&response, jsonrpc::id(live)));
         }
         let _ = self
@@ -1031,7 +1031,8 @@ impl Engine {
                 return;
             };
             if !cross_era::is_input_required(response) {
-                let response = Translation::ToLegacy.response(interaction.method(), response);
+                let response =
+                    Translation::ToLegacy.response(interaction.client.message(), response);
                 sink.respond(&WithId(&response, id));
                 let _ = self
                     .play_events(
@@ -1170,7 +1171,7 @@ impl Engine {
             match raw {
                 Some(text) => sink.respond_encoded(text.into_bytes()),
                 None => {
-                    let response = translation.response(interaction.method(), response);
+                    let response = translation.response(interaction.client.message(), response);
                     sink.respond(&WithId(&response, jsonrpc::id(live)));
                 }
             }

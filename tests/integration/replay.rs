@@ -302,6 +302,64 @@ fn modern_replay_answers_discover_and_refuses_unknown_versions() {
     );
 }
 
+/// Across eras, a recorded server error reaches the client in its era's
+/// code, and the errors replay makes itself keep theirs: replay's
+/// out-of-order error is -32002 like a legacy "resource not found", and is
+/// not turned into 2026-07-28's -32602.
+#[test]
+fn across_eras_recorded_errors_are_translated_and_replays_own_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = "demo://missing";
+    let path = cassette_from(
+        dir.path(),
+        &[
+            c2s(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}),
+            ),
+            s2c(
+                json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25", "capabilities": {"resources": {}, "tools": {}}, "serverInfo": {"name": "s", "version": "1"}}}),
+            ),
+            c2s(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+            c2s(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": missing}}),
+            ),
+            s2c(
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32002, "message": "Resource not found", "data": {"uri": missing}}}),
+            ),
+            c2s(
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo"}}),
+            ),
+            s2c(
+                json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "echo"}]}}),
+            ),
+        ],
+    );
+    let mut command = replay(&path);
+    command.args(["--strategy", "strict"]);
+    let mut peer = Peer::spawn(command);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let discover = peer.request("server/discover", json!({"_meta": meta}));
+    assert_eq!(discover.result()["resultType"], "complete");
+    let early = peer.request("tools/call", json!({"name": "echo", "_meta": meta}));
+    assert_eq!(
+        early.response["error"]["code"],
+        mcpcassette::replay::OUT_OF_ORDER,
+        "{}",
+        early.response
+    );
+    assert_eq!(mcpcassette::replay::OUT_OF_ORDER, -32002);
+    let read = peer.request("resources/read", json!({"uri": missing, "_meta": meta}));
+    assert_eq!(
+        read.response["error"],
+        json!({"code": -32602, "message": "Resource not found", "data": {"uri": missing}}),
+        "2026-07-28 codes resource not found -32602"
+    );
+    let echo = peer.request("tools/call", json!({"name": "echo", "_meta": meta}));
+    assert_eq!(echo.text(), "echo");
+    peer.finish();
+}
+
 #[test]
 fn unprompted_server_notifications_follow_the_client_message_they_followed() {
     let dir = tempfile::tempdir().unwrap();

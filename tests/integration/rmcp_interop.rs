@@ -42,6 +42,9 @@ use crate::support;
 const SAMPLED_TEXT: &str = "rmcp sampled this";
 /// The client's only root.
 const ROOT_URI: &str = "file:///work/rmcp-interop";
+/// A resource the demo server does not have: each era answers its own
+/// "resource not found" code.
+const UNKNOWN_URI: &str = "demo://missing";
 /// A whole session, handshake to shutdown.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long to wait for notifications that rmcp dispatches on their own tasks.
@@ -307,6 +310,14 @@ async fn script(client: &Running, handler: &Client, era: Era) -> Value {
         outcome(
             client
                 .read_resource(ReadResourceRequestParams::new("demo://notes/7"))
+                .await,
+        ),
+    );
+    step(
+        "read unknown",
+        outcome(
+            client
+                .read_resource(ReadResourceRequestParams::new(UNKNOWN_URI))
                 .await,
         ),
     );
@@ -580,6 +591,9 @@ fn check_values(t: &Value, era: Era) {
         .unwrap();
     assert!(readme.starts_with("# mcpcassette demo"), "{readme}");
     assert_eq!(t["read note 7"]["result"]["contents"][0]["text"], "note 7");
+    let unknown = &t["read unknown"]["error"];
+    assert_eq!(unknown["code"], resource_not_found(era), "{unknown}");
+    assert_eq!(unknown["data"]["uri"], UNKNOWN_URI, "{unknown}");
     assert_eq!(
         t["resources/templates/list"]["result"]["resourceTemplates"][0]["uriTemplate"],
         "demo://notes/{id}"
@@ -593,6 +607,15 @@ fn check_values(t: &Value, era: Era) {
         t["complete greet"]["result"]["completion"]["values"],
         json!(["Alice"])
     );
+}
+
+/// The code of "resource not found" in `era`: -32002 up to 2025-11-25
+/// (server/resources, "Error Handling"), -32602 from 2026-07-28 on.
+fn resource_not_found(era: Era) -> i64 {
+    match era {
+        Era::Legacy => -32002,
+        Era::Modern => -32602,
+    }
 }
 
 /// Runs one era three ways and checks that rmcp saw the same thing each time.
@@ -661,7 +684,8 @@ async fn rmcp_modern_session_is_identical_direct_recorded_and_replayed() {
 /// A cassette recorded by an rmcp client of one era, replayed to an rmcp
 /// client of the other: that client sees what it sees against the live
 /// server in its own era, step by step (handshake, tools, sampling,
-/// elicitation, roots, progress, resources, prompts, completions).
+/// elicitation, roots, progress, resources and an unknown one, prompts,
+/// completions).
 async fn check_cross_era(recorded_in: Era, client: Era) {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("c.json");
@@ -678,6 +702,15 @@ async fn check_cross_era(recorded_in: Era, client: Era) {
     let mut direct = session(demo_server(), client, variation("1.0.0-direct")).await;
     let mut replayed = session(replay(&cassette), client, variation("3.0.0-replay")).await;
     check_values(&direct.transcript, client);
+    // An error the recorded server answered in its era's code reaches the
+    // client in the client's era's code, as the live server answers it.
+    let unknown = &replayed.transcript["read unknown"]["error"];
+    assert_eq!(
+        unknown["code"],
+        resource_not_found(client),
+        "a {client:?} client reading an unknown resource from a {recorded_in:?} cassette: {unknown}\nreplay stderr:\n{}",
+        replayed.stderr
+    );
     for run in [&mut direct, &mut replayed] {
         what_both_eras_know(&mut run.transcript, client);
     }
