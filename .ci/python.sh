@@ -39,5 +39,6 @@ PY
 mkdir -p "$work/pytest-run"
 cd "$work/pytest-run"
 MCPCASSETTE_DEMO_SERVER="$root/target/debug/examples/demo_server" \
+MCPCASSETTE_NOTES_SERVER="$root/target/debug/examples/notes_server" \
 MCPCASSETTE_HTTP_SERVER="$root/target/debug/examples/rmcp_http_server" \
     "$work/venv-pytest/bin/python" -m pytest -p no:cacheprovider -v "$root/tests/python"

@@ -54,6 +54,8 @@ export interface StdioOptions extends CommonOptions {
   env?: Record<string, string>;
   cwd?: string;
   stderr?: "inherit" | "pipe" | "ignore" | "overlapped" | number;
+  /** The folder the server's processes share (`run --scope`); default a new temporary one. */
+  scopeDir?: string;
 }
 
 /** Parameters for `new StdioClientTransport(...)` (`@modelcontextprotocol/sdk`). */
@@ -63,8 +65,12 @@ export interface StdioParams {
   env?: Record<string, string>;
   cwd?: string;
   stderr?: StdioOptions["stderr"];
-  /** Not enumerable; where the report will be. */
+  /** Not enumerable; the scope folder, where every process writes its report (`readReport` and `finishRun` take it). */
   readonly reportPath: string;
+  /** Not enumerable; the scope folder every process of the server joins. */
+  readonly scopeDir: string;
+  /** Not enumerable; the mcpcassette binary. */
+  readonly binary: string;
   /** Not enumerable; the absolute cassette path. */
   readonly cassette: string;
   /** Not enumerable; the mode passed as `--mode`. */
@@ -73,8 +79,9 @@ export interface StdioParams {
 
 /**
  * Wraps a stdio server command in `mcpcassette run --mode M --cassette P
- * --report R -- COMMAND ARGS...`. Throws at once when the mode is `none`
- * and the cassette does not exist.
+ * --scope DIR -- COMMAND ARGS...`: every process a client starts with it
+ * records into (or replays from) the one cassette. Throws at once when
+ * the mode is `none` and the cassette does not exist.
  */
 export function stdio(options: StdioOptions): StdioParams;
 
@@ -161,9 +168,20 @@ export function readReport(path: string, options?: { timeoutMs?: number; interva
  * for its report.
  */
 export function finishRun(
-  reportPath: string,
+  reportPath: string | StdioParams,
   options?: { graceMs?: number; timeoutMs?: number },
-): Promise<{ report: Report | null; stopped: boolean }>;
+): Promise<{ report: Report | null; stopped: boolean; reports?: Report[] }>;
+
+/**
+ * Every process of a `stdio()` server (its scope folder): waits for them
+ * (stopping any still running after `graceMs` with SIGTERM), runs
+ * `mcpcassette finish --scope`, and resolves to every process's report in
+ * start order, and all of them as one (`report`) for `failureMessage`.
+ */
+export function finishScope(
+  scopeDir: string,
+  options?: { graceMs?: number; timeoutMs?: number; binary?: string },
+): Promise<{ report: Report | null; stopped: boolean; reports: Report[] }>;
 
 /**
  * What went wrong, for a failing test: each miss's full text, requests

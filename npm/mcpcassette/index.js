@@ -156,12 +156,27 @@ function prepare(options, what) {
 
 /**
  * Parameters for the MCP SDK's `StdioClientTransport`: the server command
- * wrapped in `mcpcassette run`.
+ * wrapped in `mcpcassette run --scope DIR`. However many times the client
+ * starts it (agent frameworks start a probe, then the session, or a
+ * process per call), every process records into the one cassette and
+ * replays its own part of it; `finishRun(params)` collects them all.
  */
 export function stdio(options) {
-  const { mode, cassette, reportPath, binary } = prepare(options, "stdio");
-  if (!options.command) throw new TypeError("mcpcassette.stdio: the command option (the server command) is required");
-  const args = commonArgs(mode, cassette, reportPath, options);
+  if (!options?.command) throw new TypeError("mcpcassette.stdio: the command option (the server command) is required");
+  if (!options.cassette) throw new TypeError("mcpcassette.stdio: the cassette option is required");
+  const mode = resolveMode(options);
+  const cassette = path.resolve(String(options.cassette));
+  if (mode === "none" && !fs.existsSync(cassette)) {
+    throw missingCassetteError(cassette, mode, options.recordHint);
+  }
+  const binary = options.binary ?? binaryPath();
+  const scopeDir = options.scopeDir
+    ? path.resolve(String(options.scopeDir))
+    : fs.mkdtempSync(path.join(os.tmpdir(), "mcpcassette-scope-"));
+  const reportPath = scopeDir;
+  const args = ["run", "--mode", mode, "--cassette", cassette, "--scope", scopeDir];
+  if (options.failOnUnused) args.push("--fail-on-unused");
+  if (options.extraArgs) args.push(...options.extraArgs.map(String));
   args.push("--", String(options.command), ...(options.args ?? []).map(String));
   const params = { command: binary, args };
   if (options.env !== undefined) params.env = options.env;
@@ -170,6 +185,8 @@ export function stdio(options) {
   // Not read by the transport; for readReport and failure messages.
   Object.defineProperties(params, {
     reportPath: { value: reportPath, enumerable: false },
+    scopeDir: { value: scopeDir, enumerable: false },
+    binary: { value: binary, enumerable: false },
     cassette: { value: cassette, enumerable: false },
     mode: { value: mode, enumerable: false },
   });
@@ -287,6 +304,15 @@ export async function readReport(reportPath, options = {}) {
   const timeoutMs = options.timeoutMs ?? 5000;
   const intervalMs = options.intervalMs ?? 25;
   const deadline = Date.now() + timeoutMs;
+  if (isDirectory(reportPath)) {
+    // A `stdio()` scope: every process's report, as one.
+    for (;;) {
+      const reports = scopeReports(reportPath);
+      if (reports.length === 0) return null;
+      if (reports.every((r) => r.finished) || Date.now() >= deadline) return combine(undefined, reports);
+      await sleep(intervalMs);
+    }
+  }
   for (;;) {
     let report = null;
     let text;
@@ -320,6 +346,10 @@ export async function readReport(reportPath, options = {}) {
  * it had to be stopped.
  */
 export async function finishRun(reportPath, options = {}) {
+  if (reportPath && typeof reportPath === "object") {
+    return finishScope(reportPath.scopeDir ?? reportPath.reportPath, { binary: reportPath.binary, ...options });
+  }
+  if (isDirectory(reportPath)) return finishScope(reportPath, options);
   const timeoutMs = options.timeoutMs ?? 5000;
   const report = await readReport(reportPath, { timeoutMs: options.graceMs ?? 1000 });
   if (!report || report.finished) return { report, stopped: false };
@@ -336,6 +366,109 @@ export async function finishRun(reportPath, options = {}) {
   }
   const final = await readReport(reportPath, { timeoutMs });
   return { report: final, stopped };
+}
+
+function isDirectory(file) {
+  try {
+    return fs.statSync(file).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The reports the processes of a scope wrote so far, oldest first. */
+function scopeReports(scopeDir) {
+  let names;
+  try {
+    names = fs.readdirSync(scopeDir).filter((n) => n.endsWith(".report.json"));
+  } catch {
+    return [];
+  }
+  return names
+    .map((name) => {
+      const file = path.join(scopeDir, name);
+      try {
+        return { file, born: fs.statSync(file).birthtimeMs, report: JSON.parse(fs.readFileSync(file, "utf8")) };
+      } catch {
+        return null;
+      }
+    })
+    .filter(Boolean)
+    .sort((a, b) => a.born - b.born)
+    .map((entry) => entry.report);
+}
+
+function running(report) {
+  if (report.finished || !Number.isInteger(report.pid)) return false;
+  try {
+    process.kill(report.pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitForScope(scopeDir, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (scopeReports(scopeDir).some(running) && Date.now() < deadline) await sleep(25);
+}
+
+/**
+ * Every server process of a `stdio()` scope: waits for them to end
+ * (`graceMs`, then SIGTERM to those still running and `timeoutMs` more),
+ * then runs `mcpcassette finish --scope`, which completes the cassette of
+ * a recorder its client killed. Resolves to `{report, reports, stopped}`:
+ * `reports` one per process in start order, `report` all of them as one
+ * (every miss, labelled with its process), for `failureMessage`.
+ */
+export async function finishScope(scopeDir, options = {}) {
+  await waitForScope(scopeDir, options.graceMs ?? 1000);
+  let stopped = false;
+  for (const report of scopeReports(scopeDir)) {
+    if (!running(report)) continue;
+    try {
+      process.kill(report.pid, "SIGTERM");
+      stopped = true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  if (stopped) await waitForScope(scopeDir, options.timeoutMs ?? 5000);
+  if (scopeReports(scopeDir).length === 0 && !fs.existsSync(path.join(scopeDir, "scope.json"))) {
+    return { report: null, reports: [], stopped };
+  }
+  const binary = options.binary ?? binaryPath();
+  const { spawnSync } = await import("node:child_process");
+  const done = spawnSync(binary, ["finish", "--scope", scopeDir], { encoding: "utf8" });
+  if (done.status !== 0) {
+    const report = { finished: true, exit_code: 2, error: `mcpcassette finish failed: ${(done.stderr ?? "").trim()}` };
+    return { report, reports: [report], stopped };
+  }
+  const outcome = JSON.parse(done.stdout);
+  const reports = outcome.processes ?? [];
+  return { report: combine(outcome.cassette, reports), reports, stopped };
+}
+
+/** The reports of a scope's processes as one report. */
+function combine(cassette, reports) {
+  if (reports.length === 0) return null;
+  if (reports.length === 1) return reports[0];
+  const label = (i) => `(server process ${i + 1} of ${reports.length}) `;
+  const combined = { cassette, mode: reports[0].mode, finished: reports.every((r) => r.finished), exit_code: 0 };
+  const errors = [];
+  for (const [i, report] of reports.entries()) {
+    combined.exit_code = Math.max(combined.exit_code, report.exit_code ?? 0);
+    if (report.error) errors.push(label(i) + report.error);
+    for (const key of ["misses", "unanswered", "answer_mismatches", "unused", "unused_cases"]) {
+      const items = (report[key] ?? []).map((item) =>
+        key === "misses" && item && typeof item === "object" ? { ...item, text: label(i) + (item.text ?? "") } : item,
+      );
+      combined[key] = [...(combined[key] ?? []), ...items];
+    }
+    combined.misses_not_kept = (combined.misses_not_kept ?? 0) + (report.misses_not_kept ?? 0);
+  }
+  if (errors.length > 0) combined.error = errors.join("\n");
+  return combined;
 }
 
 function oneLine(message) {

@@ -17,7 +17,11 @@ export interface CassetteOption {
   reportTimeoutMs?: number;
 }
 
-export type VitestStdioOptions = Omit<StdioOptions, "cassette"> & CassetteOption;
+export type VitestStdioOptions = Omit<StdioOptions, "cassette"> &
+  CassetteOption & {
+    /** Names the server's cassette `<test>.<name>.json` (a test with several servers). */
+    name?: string;
+  };
 export type VitestHttpOptions = Omit<HttpOptions, "cassette"> & CassetteOption;
 
 export const cassette: {

@@ -68,6 +68,10 @@ const perTest = new Map();
  */
 function cassetteFor(test, options) {
   const cassettesDir = path.join(path.dirname(test.file), "cassettes");
+  if (options.name && !options.cassette) {
+    const base = sanitizeTestName(test.name);
+    return path.join(cassettesDir, testFileStem(test.file), `${base}.${sanitizeTestName(options.name)}.json`);
+  }
   if (options.cassette) {
     const given = String(options.cassette);
     const withExt = path.extname(given) ? given : `${given}.json`;
@@ -118,22 +122,44 @@ function options(what, given) {
   return { test, opts: { ...opts, cassette, recordHint: recordHint(test) } };
 }
 
+/** The stdio servers each running test asked for, by command (or name). */
+const stdioServers = new Map();
+
 export const cassette = {
   /**
    * `StdioClientTransport` parameters that run the server through
-   * mcpcassette with this test's cassette; the test fails after it ends if
-   * the replay missed.
+   * mcpcassette with this test's cassette. However many times the client
+   * starts it, every process is recorded into (and replayed from) that
+   * cassette; the test fails after it ends if any process missed.
+   *
+   * A second server in one test gets `<test>-2.json` (in the order the
+   * test asks, whatever order they start in), or `<test>.<name>.json`
+   * with `name`; asking again for the same command (or name) gives the
+   * same parameters.
    */
   stdio(given) {
-    const { test, opts } = options("stdio", given);
+    const test = currentTest("stdio");
+    const testKey = `${test.file}\0${test.name}`;
+    let known = stdioServers.get(testKey);
+    if (!known) {
+      known = new Map();
+      stdioServers.set(testKey, known);
+      onTestFinished(() => stdioServers.delete(testKey));
+    }
+    const serverKey = given?.name
+      ? `name\0${given.name}`
+      : `command\0${given?.command}\0${JSON.stringify(given?.args ?? [])}\0${given?.cassette ?? ""}`;
+    if (known.has(serverKey)) return known.get(serverKey);
+    const { opts } = options("stdio", given);
     const params = core.stdio(opts);
-    const ownReport = !opts.reportPath;
+    known.set(serverKey, params);
+    const ownScope = !opts.scopeDir;
     onTestFinished(async () => {
-      // The client is closed by now (its close() signals the process), or
-      // was not (the test threw first): then the run is stopped here.
+      // The clients are closed by now (close() signals each process), or
+      // were not (the test threw first): then they are stopped here.
       const waitedMs = opts.reportTimeoutMs ?? REPORT_WAIT_MS;
-      const { report } = await core.finishRun(params.reportPath, { timeoutMs: waitedMs });
-      cleanup(params.reportPath, ownReport);
+      const { report } = await core.finishRun(params, { timeoutMs: waitedMs });
+      cleanup(path.join(params.scopeDir, "report.json"), ownScope);
       const message = core.failureMessage(report, { waitedMs });
       if (message) throw failure(message, report, test);
     }, 60000);

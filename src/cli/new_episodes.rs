@@ -88,6 +88,7 @@ fn engine(
         // The server answers in the recorded era: requests of the other
         // era could not be forwarded to it.
         cross_era: CrossEra::Off,
+        on_miss: None,
     };
     let engine = Engine::with_config(recorded, config);
     super::logging::set_redactor(engine.redactor().clone());

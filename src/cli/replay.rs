@@ -57,6 +57,7 @@ pub fn replay_http(
         mode: mode.to_owned(),
         upstream: None,
         cross_era: matching.cross_era,
+        on_miss: None,
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
@@ -122,12 +123,18 @@ fn replay_paced(
     scope: Option<(Scope, u32)>,
 ) -> anyhow::Result<ExitCode> {
     let rules = resolve_rules(&cassette.rules, matching)?;
+    let on_miss = matching.report.as_ref().map(|report| {
+        let redactor = mcpcassette::redact::Redactor::new(&rules.redaction())
+            .unwrap_or_else(|_| mcpcassette::redact::Redactor::defaults());
+        super::report::as_misses_happen(report, path, mode, redactor)
+    });
     let config = ReplayConfig {
         path: path.to_owned(),
         rules: Some(rules),
         mode: mode.to_owned(),
         upstream: None,
         cross_era: matching.cross_era,
+        on_miss,
     };
     if recorded_processes(&cassette).len() > 1 {
         return replay_processes(&cassette, config, matching, pace, scope);

@@ -67,6 +67,45 @@ pub fn recorded(
     )
 }
 
+/// A hook that rewrites the report at `path` with every miss so far (still
+/// `"finished": false`, exit code 1), so that a replay its client kills
+/// with SIGKILL, which leaves no time for a final report, still fails its
+/// test with what it missed (`mcpcassette finish` marks it finished).
+pub fn as_misses_happen(
+    path: &Path,
+    cassette: &Path,
+    mode: &str,
+    redactor: Redactor,
+) -> mcpcassette::replay::MissHook {
+    let (path, cassette, mode) = (path.to_owned(), cassette.to_owned(), mode.to_owned());
+    let misses = std::sync::Mutex::new(Vec::<Value>::new());
+    std::sync::Arc::new(move |miss: &mcpcassette::replay::Miss| {
+        let mut misses = misses.lock().unwrap_or_else(|p| p.into_inner());
+        let mut value = serde_json::to_value(miss).unwrap_or(Value::Null);
+        if let Value::Object(fields) = &mut value {
+            fields.insert("text".to_owned(), Value::String(miss.to_string()));
+        }
+        // Bounded as the final report is: the first ones, then a count.
+        if misses.len() < MISSES_AS_THEY_HAPPEN {
+            misses.push(value);
+        }
+        let report = json!({
+            "cassette": cassette,
+            "mode": mode,
+            "finished": false,
+            "pid": std::process::id(),
+            "exit_code": super::exit::UNMATCHED,
+            "misses": *misses,
+        });
+        if let Err(e) = write(&path, report, &redactor) {
+            tracing::warn!("cannot write the report as misses happen: {e:#}");
+        }
+    })
+}
+
+/// How many misses the report written as they happen keeps.
+const MISSES_AS_THEY_HAPPEN: usize = 256;
+
 /// A replay that ended: misses (each also as the text stderr showed),
 /// unused interactions and cases, answer mismatches, unanswered requests.
 pub fn replayed(path: &Path, engine: &Engine, summary: &Summary, code: u8) -> anyhow::Result<()> {

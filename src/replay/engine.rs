@@ -52,7 +52,14 @@ pub struct ReplayConfig {
     pub upstream: Option<Arc<dyn Upstream>>,
     /// Whether clients of the other protocol era are answered too.
     pub cross_era: CrossEra,
+    /// Told of each miss as it happens, for a report that must survive a
+    /// client killing the replay (SIGKILL leaves no time to write one at
+    /// the end).
+    pub on_miss: Option<MissHook>,
 }
+
+/// See [`ReplayConfig::on_miss`].
+pub type MissHook = Arc<dyn Fn(&Miss) + Send + Sync>;
 
 impl ReplayConfig {
     /// Plain replay of the cassette at `path` under its own rules.
@@ -63,6 +70,7 @@ impl ReplayConfig {
             mode: "replay".into(),
             upstream: None,
             cross_era: CrossEra::default(),
+            on_miss: None,
         }
     }
 }
@@ -75,6 +83,7 @@ impl std::fmt::Debug for ReplayConfig {
             .field("mode", &self.mode)
             .field("upstream", &self.upstream.is_some())
             .field("cross_era", &self.cross_era)
+            .field("on_miss", &self.on_miss.is_some())
             .finish()
     }
 }
@@ -897,6 +906,9 @@ impl Engine {
             &self.redactor.redact_text(&miss.message()),
             Some(data),
         ));
+        if let Some(hook) = &self.config.on_miss {
+            hook(&miss);
+        }
         let mut state = self.state();
         if state.misses.len() < KEPT_MISSES {
             state.misses.push(miss);

@@ -19,7 +19,7 @@ mod verdict;
 pub use crate::serve::{BARRIER, Delivery, Drain, Handled, Pace, Sink, StdioConfig};
 pub use answers::{ANSWER_MISMATCH, AnswerMismatch};
 pub use cross_era::CrossEra;
-pub use engine::{Engine, ReplayConfig, Summary, Unanswered};
+pub use engine::{Engine, MissHook, ReplayConfig, Summary, Unanswered};
 pub use era::EraMismatch;
 pub use new_episodes_http::HttpEpisodes;
 pub use new_episodes_stdio::{NewEpisodes, UPSTREAM_FAILED};

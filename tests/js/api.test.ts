@@ -86,7 +86,7 @@ describe("stdio(), readReport() and failureMessage()", () => {
     const params = mc.stdio({ command: demoServer, args: [], cassette: cassettePath, mode: "once", extraArgs: ["--strategy", "keyed"] });
     expect(params.command).toBe(mc.binaryPath());
     expect(params.args).toEqual([
-      "run", "--mode", "once", "--cassette", cassettePath, "--report", params.reportPath,
+      "run", "--mode", "once", "--cassette", cassettePath, "--scope", params.scopeDir,
       "--strategy", "keyed", "--", demoServer,
     ]);
     expect("env" in params).toBe(false);

@@ -5,6 +5,8 @@ subprocess (pytest's `pytester`), and checks what that suite's user sees.
 
 Needs, from the environment (`.ci/run` sets them):
 - MCPCASSETTE_DEMO_SERVER: the example stdio server (examples/demo_server.rs);
+- MCPCASSETTE_NOTES_SERVER: the example stdio server whose notes outlive
+  its process (examples/notes_server.rs);
 - MCPCASSETTE_HTTP_SERVER: the example Streamable HTTP server
   (examples/rmcp_http_server.rs).
 """
@@ -28,6 +30,11 @@ def _required(name: str) -> str:
 @pytest.fixture
 def demo_server() -> str:
     return _required("MCPCASSETTE_DEMO_SERVER")
+
+
+@pytest.fixture
+def notes_server() -> str:
+    return _required("MCPCASSETTE_NOTES_SERVER")
 
 
 class HttpServer:

@@ -1,10 +1,18 @@
-"""One cassette of one test: the server commands and URLs handed to the
-test's MCP client, and what became of them.
+"""The cassettes of one test: the server commands and URLs handed to the
+test's MCP clients, and what became of them.
 
-Each server the test starts runs as ``mcpcassette run --mode MODE
---cassette PATH --report REPORT``. The client (an SDK) starts and stops a
-stdio server itself, so the outcome is read from the report ``run`` writes:
-there as soon as it starts (``"finished": false``), final when it ends.
+Each stdio server the test hands out runs as ``mcpcassette run --mode MODE
+--cassette PATH --scope DIR``. Agent frameworks start that command more
+than once (a probe, then the session; a process per tool call), one after
+another or at the same time: every process of one server joins the scope,
+records into (or replays from) the one cassette as a process of its own,
+and writes its report there. When the test ends, ``mcpcassette finish
+--scope DIR`` completes the cassette (a client that killed its server
+left a journal) and gives every process's outcome, so a miss in any of
+them fails the test.
+
+A Streamable HTTP server runs as one ``mcpcassette run --upstream URL
+--report REPORT`` process the fixture starts and stops itself.
 """
 
 from __future__ import annotations
@@ -94,6 +102,16 @@ class _Started:
     upstream: Optional[str] = None
 
 
+@dataclass
+class _Stdio:
+    """One stdio server of the test: its cassette and the scope its
+    processes share."""
+
+    path: Path
+    scope: Path
+    existed: bool
+
+
 class Cassette:
     """The cassette a test records to or replays from, and the servers it
     handed out.
@@ -123,6 +141,7 @@ class Cassette:
         self.binary = binary or find_binary()
         self._report_dir = Path(report_dir)
         self._started: list[_Started] = []
+        self._stdio: dict[tuple, _Stdio] = {}
         #: Whether the cassette was there before the test (so it replays).
         self.existed = self.path.exists()
 
@@ -137,12 +156,24 @@ class Cassette:
         args: Sequence[str] = (),
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[os.PathLike | str] = None,
+        *,
+        name: Optional[str] = None,
     ) -> StdioServer:
         """The stdio server ``command args`` behind mcpcassette: recorded,
-        or replayed without ever being started, as the mode says."""
-        report = self._next_report()
-        argv = self._run_args(report) + ["--", command, *args]
-        self._started.append(_Started(report=report))
+        or replayed without ever being started, as the mode says. However
+        many times the client starts it, one after another or at once,
+        every process goes into one cassette.
+
+        A test with several servers gets a cassette per server: the test's
+        own for the first, ``<test>-2.json`` for the second (numbered in
+        the order the test asks for them, whatever order they start in),
+        ``<test>.<name>.json`` for one given a ``name``. Asking again for
+        the same command (or name) gives the same server."""
+        server = self._stdio_server(command, args, name)
+        argv = ["run", "--mode", self.mode, "--cassette", str(server.path), "--scope", str(server.scope)]
+        if self.fail_on_unused:
+            argv.append("--fail-on-unused")
+        argv += self.options + ["--", command, *args]
         return StdioServer(
             command=self.binary,
             args=argv,
@@ -177,6 +208,34 @@ class Cassette:
         self._started.append(_Started(report=report, http=server, upstream=upstream))
         return server
 
+    @property
+    def paths(self) -> list[Path]:
+        """Every cassette the test's servers use."""
+        stdio = [s.path for s in self._stdio.values()]
+        return stdio + ([self.path] if self._started and self.path not in stdio else [])
+
+    def _stdio_server(self, command: str, args: Sequence[str], name: Optional[str]) -> _Stdio:
+        key = ("name", name) if name else ("command", command, tuple(args))
+        server = self._stdio.get(key)
+        if server is not None:
+            return server
+        if name:
+            path = self.path.with_name(f"{self.path.stem}.{_safe(name)}.json")
+        else:
+            unnamed = sum(1 for k in self._stdio if k[0] == "command")
+            path = self.path if unnamed == 0 else self.path.with_name(f"{self.path.stem}-{unnamed + 1}.json")
+        if self.mode == "none" and not path.exists():
+            raise CassetteError(
+                f"no cassette at {path}, and mode `none` ({self.mode_source or 'asked for'}) "
+                "never records, so the server was not started. Record it outside CI "
+                "(`pytest --mcp-record-mode=once`, the default there) and commit it."
+            )
+        self._report_dir.mkdir(parents=True, exist_ok=True)
+        scope = self._report_dir / f"scope-{len(self._stdio) + 1}"
+        server = _Stdio(path=path, scope=scope, existed=path.exists())
+        self._stdio[key] = server
+        return server
+
     # What became of it.
 
     def stop_http(self) -> None:
@@ -186,11 +245,12 @@ class Cassette:
                 started.http.close()
 
     def unfinished(self) -> bool:
-        """Whether a server that started has not ended yet."""
-        return any(
+        """Whether a server process that started has not ended yet."""
+        http = any(
             (report := _read(s.report)) is not None and not report.get("finished")
             for s in self._started
         )
+        return http or any(_running(r) for s in self._stdio.values() for r in _scope_reports(s.scope))
 
     def outcomes(self, timeout: float = 5.0, stop: bool = False) -> list[Outcome]:
         """Each started server's outcome, waiting up to ``timeout`` seconds
@@ -198,6 +258,8 @@ class Cassette:
         (its client never closed it) is stopped with SIGTERM, which makes
         it write its report, and waited for as long again."""
         out = []
+        for server in self._stdio.values():
+            out += self._stdio_outcomes(server, timeout, stop)
         for started in self._started:
             report = _wait(started.report, timeout)
             if stop and report is not None and not report.get("finished") and report.get("pid"):
@@ -212,31 +274,73 @@ class Cassette:
     def failure(self, timeout: float = 5.0, stop: bool = False) -> Optional[str]:
         """The text a failing test shows, or ``None`` when every server the
         test started ended well (see :meth:`outcomes` for ``stop``)."""
-        problems = [p for o in self.outcomes(timeout, stop) for p in o.problems]
-        if not problems:
+        by_cassette: dict[Path, list[str]] = {}
+        for outcome in self.outcomes(timeout, stop):
+            if outcome.problems:
+                by_cassette.setdefault(outcome.cassette, []).extend(outcome.problems)
+        if not by_cassette:
             return None
-        head = f"mcpcassette: cassette {self.path} (mode {self.mode}"
-        head += f", {self.mode_source})" if self.mode_source else ")"
-        return head + "\n\n" + "\n\n".join(problems)
+        mode = f"mode {self.mode}, {self.mode_source}" if self.mode_source else f"mode {self.mode}"
+        return "\n\n".join(
+            f"mcpcassette: cassette {path} ({mode})\n\n" + "\n\n".join(problems)
+            for path, problems in by_cassette.items()
+        )
 
     def verify(self, timeout: float = 120.0) -> Optional[str]:
-        """Re-runs the cassette against the live server (``mcpcassette
-        verify``); the drift report, or ``None`` when the server answers as
-        recorded. A cassette recorded by this very test is not verified."""
-        if not self.existed or not self.path.exists():
-            return None
-        argv = [self.binary, "verify", str(self.path)]
+        """Re-runs the test's cassettes against the live servers
+        (``mcpcassette verify``); the drift reports, or ``None`` when every
+        server answers as recorded. A cassette recorded by this very test
+        is not verified."""
+        targets: list[tuple[Path, list[str]]] = []
+        for server in self._stdio.values():
+            if server.existed and server.path.exists():
+                targets.append((server.path, []))
         upstreams = [s.upstream for s in self._started if s.upstream]
-        if upstreams:
-            argv += ["--url", upstreams[0]]
+        if upstreams and self.existed and self.path.exists():
+            targets.append((self.path, ["--url", upstreams[0]]))
+        failures = []
         env = dict(os.environ, NO_COLOR="1")
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-        if done.returncode == 0:
-            return None
-        what = "drift" if done.returncode == 1 else f"cannot verify (exit {done.returncode})"
-        return f"mcpcassette verify: {what} in {self.path}\n{done.stdout}{done.stderr}"
+        for path, extra in targets:
+            argv = [self.binary, "verify", str(path), *extra]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+            if done.returncode == 0:
+                continue
+            what = "drift" if done.returncode == 1 else f"cannot verify (exit {done.returncode})"
+            failures.append(f"mcpcassette verify: {what} in {path}\n{done.stdout}{done.stderr}")
+        return "\n\n".join(failures) or None
 
     # Helpers.
+
+    def _stdio_outcomes(self, server: _Stdio, timeout: float, stop: bool) -> list[Outcome]:
+        """Every process of one stdio server: waits up to ``timeout`` for
+        those still running (with ``stop``, then stops them with SIGTERM and
+        waits as long again), then finishes the scope, which completes the
+        cassette of a killed recorder and marks killed processes."""
+        if not server.scope.exists():
+            return []
+        _wait_scope(server.scope, timeout)
+        if stop:
+            for report in _scope_reports(server.scope):
+                if _running(report):
+                    try:
+                        os.kill(int(report["pid"]), signal.SIGTERM)
+                    except (OSError, ValueError, KeyError):
+                        pass
+            _wait_scope(server.scope, timeout)
+        done = subprocess.run(
+            [self.binary, "finish", "--scope", str(server.scope)], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            problem = f"mcpcassette finish failed (exit {done.returncode}): {done.stderr.strip()}"
+            return [Outcome(server.path, None, [problem])]
+        processes = json.loads(done.stdout).get("processes", [])
+        out = []
+        for number, report in enumerate(processes, start=1):
+            problems = self._problems(report)
+            if len(processes) > 1:
+                problems = [f"(server process {number} of {len(processes)}) {p}" for p in problems]
+            out.append(Outcome(server.path, report, problems))
+        return out
 
     def _next_report(self) -> Path:
         self._report_dir.mkdir(parents=True, exist_ok=True)
@@ -282,6 +386,37 @@ class Cassette:
         if not problems:
             problems.append(f"mcpcassette run exited {code}")
         return problems
+
+
+def _safe(name: str) -> str:
+    """A server's name as part of a file name."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name).strip("._")
+    return safe or "server"
+
+
+def _scope_reports(scope: Path) -> list[dict]:
+    """The reports the processes of a scope wrote so far."""
+    if not scope.exists():
+        return []
+    return [r for p in sorted(scope.glob("*.report.json")) if (r := _read(p)) is not None]
+
+
+def _running(report: dict) -> bool:
+    """Whether the process a report names has not ended (nor died)."""
+    if report.get("finished"):
+        return False
+    try:
+        os.kill(int(report["pid"]), 0)
+    except (OSError, ValueError, KeyError):
+        return False
+    return True
+
+
+def _wait_scope(scope: Path, timeout: float) -> None:
+    """Waits up to ``timeout`` seconds for a scope's processes to end."""
+    deadline = time.monotonic() + timeout
+    while any(_running(r) for r in _scope_reports(scope)) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _wait(path: Path, timeout: float) -> Optional[dict]:
