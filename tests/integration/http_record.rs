@@ -743,7 +743,7 @@ async fn a_recorder_that_dies_leaves_a_journal_of_messages() {
     let _ = recorder.task.await;
     assert!(cassette::journal_path(&path).exists());
 
-    let recovery = cassette::recover(&path).unwrap().unwrap();
+    let recovery = cassette::recover(&path).unwrap().pop().unwrap();
     assert_eq!(recovery.interactions, 1);
     let recorded = cassette::load(&path).unwrap();
     assert!(recorded.interactions[0].response.is_some());
