@@ -28,7 +28,8 @@ BINARY=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 BIN_DIR=$(dirname "$BINARY")
 DEMO_SERVER=$BIN_DIR/examples/demo_server
 HTTP_SERVER=$BIN_DIR/examples/rmcp_http_server
-for f in "$BINARY" "$DEMO_SERVER" "$HTTP_SERVER"; do
+NOTES_SERVER=$BIN_DIR/examples/notes_server
+for f in "$BINARY" "$DEMO_SERVER" "$HTTP_SERVER" "$NOTES_SERVER"; do
     if [ ! -x "$f" ]; then
         echo "js.sh: $f is missing or not executable (cargo build --bins --examples)" >&2
         exit 2
@@ -126,7 +127,7 @@ step "running the suite (vitest $VITEST_VERSION, Node $(node --version))"
 (
     cd "$SCRATCH"
     unset MCPCASSETTE_BIN MCPCASSETTE_MODE
-    export MCPCASSETTE_DEMO_SERVER=$DEMO_SERVER MCPCASSETTE_HTTP_SERVER=$HTTP_SERVER
+    export MCPCASSETTE_DEMO_SERVER=$DEMO_SERVER MCPCASSETTE_HTTP_SERVER=$HTTP_SERVER MCPCASSETTE_NOTES_SERVER=$NOTES_SERVER
     node node_modules/vitest/vitest.mjs run
 )
 step "passed"

@@ -84,6 +84,59 @@ function markedServer(marker: string): string {
   return JSON.stringify([sh, "-c", 'echo started >> "$0"; exec "$1"', marker, demoServer]);
 }
 
+describe("processes: two servers, each started once per call", () => {
+  const notesServer = process.env.MCPCASSETTE_NOTES_SERVER!;
+  const name = "agent uses two servers, one process per call";
+  const dir = project("processes");
+  const cassettes = path.join(dir, "cassettes", "processes");
+  const marker = path.join(dir, "server-started");
+  const server = JSON.stringify([sh, "-c", 'echo started >> "$0"; exec "$1" "$2"', marker, notesServer]);
+  const freshNotes = () => {
+    const notes = path.join(dir, "notes");
+    fs.rmSync(notes, { recursive: true, force: true });
+    fs.mkdirSync(notes);
+    return notes;
+  };
+  const processes = (file: string) => {
+    const recorded = JSON.parse(fs.readFileSync(path.join(cassettes, file), "utf8"));
+    return [...new Set(recorded.interactions.map((i: { process?: number }) => i.process ?? 0))];
+  };
+
+  it("first run records every process of each server into its own cassette", async () => {
+    const run = await vitest(dir, "processes.test.ts", { FIXTURE_SERVER: server, FIXTURE_NOTES: freshNotes() });
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+    expect(fs.readdirSync(cassettes).sort()).toEqual([
+      "agent--uses-two-servers-one-process-per-call.json",
+      "agent--uses-two-servers-one-process-per-call.theirs.json",
+    ]);
+    expect(processes("agent--uses-two-servers-one-process-per-call.json")).toEqual([0, 1, 2]);
+    expect(processes("agent--uses-two-servers-one-process-per-call.theirs.json")).toEqual([0, 1, 2]);
+  });
+
+  it("CI=true replays every process, state and all, without starting the server", async () => {
+    fs.rmSync(marker, { force: true });
+    const run = await vitest(dir, "processes.test.ts", { CI: "true", FIXTURE_SERVER: server, FIXTURE_NOTES: freshNotes() });
+    expect(run.code, run.output).toBe(0);
+    expect(only(run, name).status).toBe("passed");
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it("a miss in one process fails the test, though the agent swallowed the error", async () => {
+    const run = await vitest(dir, "processes.test.ts", {
+      CI: "true",
+      FIXTURE_SERVER: server,
+      FIXTURE_NOTES: freshNotes(),
+      FIXTURE_NOTE: "changed",
+    });
+    expect(run.code, run.output).toBe(1);
+    const failure = only(run, name).failureMessages.join("\n");
+    expect(failure).toContain("server process 2 of 3");
+    expect(failure).toContain("no recorded interaction matches this request");
+    expect(failure).toContain('"note": "changed"');
+  });
+});
+
 describe("stdio: cassette.stdio() with StdioClientTransport", () => {
   const name = "echo answers from the cassette";
   const dir = project("stdio");

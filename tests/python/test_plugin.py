@@ -190,3 +190,18 @@ def test_a_server_its_client_never_closed_is_stopped_and_its_miss_fails_the_tear
     output = result.stdout.str()
     assert "ERROR at teardown of test_leaves_it_open" in output, output
     assert "no recorded interaction matches this request" in output, output
+
+
+def test_the_readme_agent_example_records_every_process_then_replays_in_ci(pytester, monkeypatch):
+    for name in ("CI", "TF_BUILD", "MCPCASSETTE_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile(server=readme_block("# server.py"), test_agent=readme_block("# test_agent.py"))
+    run(pytester).assert_outcomes(passed=1)
+    cassettes = pytester.path / "cassettes" / "test_agent"
+    assert sorted(p.name for p in cassettes.iterdir()) == ["test_two_servers.backup.json", "test_two_servers.json"]
+    weather = json.loads((cassettes / "test_two_servers.json").read_text())
+    assert {i.get("process", 0) for i in weather["interactions"]} == {0, 1}
+
+    (pytester.path / "server.py").write_text("raise SystemExit('the server was started')\n")
+    monkeypatch.setenv("CI", "true")
+    run(pytester).assert_outcomes(passed=1)
