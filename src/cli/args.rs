@@ -64,12 +64,14 @@ pub enum Command {
 
 /// `mcpcassette finish`.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status: 0 the scope is finished (read its processes' outcomes in the JSON), 2 it cannot be.
+#[command(
+    after_help = "Exit status: 0 the scope is finished (read its processes' outcomes in the JSON), 2 it cannot be.
 
 Test-runner integrations call it when a test ends, after its clients closed
 their servers: a client that killed its server (SIGKILL) left a journal,
 which becomes part of the cassette here, and a process that never wrote
-its final report is marked `\"killed\": true`.")]
+its final report is marked `\"killed\": true`."
+)]
 pub struct FinishArgs {
     /// The scope folder the test's `run --scope` processes shared.
     #[arg(long, value_name = "DIR")]

@@ -83,7 +83,9 @@ fn reports(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().ends_with(".report.json"))
         .map(|e| {
-            let created = e.metadata().and_then(|m| m.created().or_else(|_| m.modified()));
+            let created = e
+                .metadata()
+                .and_then(|m| m.created().or_else(|_| m.modified()));
             (created.unwrap_or(std::time::UNIX_EPOCH), e.path())
         })
         .collect();

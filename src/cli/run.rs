@@ -41,7 +41,11 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let Some(report) = args.matching.report.clone().or_else(|| {
         let scope = scope.as_ref()?;
-        Some(scope.dir().join(format!("pid-{}.report.json", std::process::id())))
+        Some(
+            scope
+                .dir()
+                .join(format!("pid-{}.report.json", std::process::id())),
+        )
     }) else {
         return resolve_and_run(args, project, scope).map(|(code, _)| code);
     };
@@ -152,7 +156,9 @@ fn resolve_and_run(
                 Default::default(),
             )
         } else {
-            let scoped = scoped.clone().map(|(scope, member)| (scope, member.ordinal));
+            let scoped = scoped
+                .clone()
+                .map(|(scope, member)| (scope, member.ordinal));
             replay::replay(cassette, path, &mode, &args.matching, scoped)
         }
     };

@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 use tokio::task::JoinSet;
 
-use super::engine::{Engine, ReplayConfig};
 use super::engine::lookup::Lookup;
+use super::engine::{Engine, ReplayConfig};
 use crate::cassette::{Cassette, HttpSituation, Interaction, Scope};
 use crate::jsonrpc::{self, Kind};
 use crate::serve::{Handled, Handler, HttpProfile, Sink};
@@ -238,11 +238,7 @@ impl ProcessReplay {
         }
         // Nothing to decide yet (or nothing answers: the earliest
         // candidate reports the miss).
-        let lead = candidates
-            .first()
-            .copied()
-            .or(choice.lead)
-            .unwrap_or(0);
+        let lead = candidates.first().copied().or(choice.lead).unwrap_or(0);
         self.catch_up(&mut choice, lead);
         if !matches!(jsonrpc::classify(message), Ok(Kind::Response)) {
             choice.history.push(message.clone());

@@ -92,6 +92,10 @@ impl Engine {
                 .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
                 .collect()
         };
-        serde_json::json!([response, events(&interaction.during), events(&interaction.after)])
+        serde_json::json!([
+            response,
+            events(&interaction.during),
+            events(&interaction.after)
+        ])
     }
 }
