@@ -504,7 +504,7 @@ async fn forwards_answers_unchanged_and_records_a_paired_session() {
     assert_eq!(proxied, direct, "the proxy changed what the client saw");
     assert_eq!(proxied[5].status, 500);
     assert_eq!(outcome.interactions, 6);
-    assert!(outcome.recovered.is_none());
+    assert!(outcome.recovered.is_empty());
     let forwarded = fake.headers.lock().unwrap();
     let last = forwarded.last().unwrap();
     assert!(

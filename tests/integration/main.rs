@@ -22,6 +22,7 @@ mod mock;
 mod negotiation;
 mod oauth;
 mod oauth_upstream;
+mod processes;
 mod properties;
 mod python_sdk;
 mod record;
