@@ -49,6 +49,29 @@ enum Place {
     After(usize, usize),
 }
 
+/// How many (notification, request) pairings the builder keeps for
+/// notifications waiting for the next answer ([`Undecided`]): one held
+/// while k requests are in flight takes k. Past it, the oldest are filed
+/// by the fallback rule, so that a server that logs on and on while
+/// requests go unanswered is recorded in bounded memory.
+const UNDECIDED_LIMIT: usize = 1024;
+
+/// A server notification that came over stdio, tied to no request, while
+/// several were in flight: it goes to the one of them answered next,
+/// which replay plays it just before, so the client sees it where the
+/// recording did relative to the answers. If none of them is answered
+/// (the recording ends, they are cancelled), or it waits past
+/// [`UNDECIDED_LIMIT`], it goes to the most recent of them.
+#[derive(Debug)]
+struct Undecided {
+    notification: Event,
+    /// The requests in flight when it came, oldest first, each with the
+    /// length its `during` had then: where the notification goes in it.
+    candidates: Vec<(usize, usize)>,
+    /// When it came, in a timed session.
+    at: Option<Duration>,
+}
+
 /// Builds a [`Cassette`] from observed messages, pairing requests and
 /// responses by id with any number in flight.
 #[derive(Debug)]
@@ -84,6 +107,15 @@ pub struct Builder {
     /// Interactions the recorder still revises ([`Builder::hold`]): they
     /// cannot settle before they are released.
     held: HashSet<usize>,
+    /// Notifications waiting for the next answer to say which request
+    /// they go to, oldest first.
+    undecided: VecDeque<Undecided>,
+    /// The candidates of all `undecided` together, at most
+    /// [`UNDECIDED_LIMIT`].
+    undecided_slots: usize,
+    /// How many `undecided` may go to each interaction: it cannot settle
+    /// before they are filed.
+    pinned: HashMap<usize, usize>,
     /// When the message being filed was seen, if it was timed.
     now: Option<Duration>,
 }
@@ -155,6 +187,9 @@ impl Builder {
             last_filed: None,
             client_at: HashMap::new(),
             held: HashSet::new(),
+            undecided: VecDeque::new(),
+            undecided_slots: 0,
+            pinned: HashMap::new(),
             now: None,
         }
     }
@@ -198,7 +233,8 @@ impl Builder {
 
     /// Where the last server notification or request was filed: which
     /// interaction, and which of its messages (`None` for one filed before
-    /// any client message). The HTTP recorder notes there that it came on
+    /// any client message, or one waiting for the next answer, which only
+    /// happens over stdio). The HTTP recorder notes there that it came on
     /// the GET stream.
     pub fn last_filed(&self) -> Option<(usize, EventRef)> {
         self.last_filed
@@ -259,9 +295,7 @@ impl Builder {
             tracing::warn!(id, "server answered a request that is not in flight");
             return;
         };
-        self.interactions[index].response = Some(response.into());
-        self.note_delay(index);
-        self.close(index);
+        self.answer(index, response);
     }
 
     /// Files one message seen `at` this long into the session, keeping the
@@ -286,13 +320,16 @@ impl Builder {
             (Direction::ClientToServer, Kind::Response) => self.client_response(message),
             (Direction::ServerToClient, Kind::Response) => self.server_response(message),
             (Direction::ServerToClient, Kind::Notification) => {
-                let place = self.place_for(&message);
-                self.file(
-                    place,
-                    Event::Notification {
-                        notification: message.into(),
-                    },
-                );
+                let event = |message: Value| Event::Notification {
+                    notification: message.into(),
+                };
+                match self.candidates_for(&message) {
+                    Some(candidates) => self.wait_for_answer(event(message), candidates),
+                    None => {
+                        let place = self.place_for(&message);
+                        self.file(place, event(message));
+                    }
+                }
             }
             (Direction::ServerToClient, Kind::Request) => {
                 let id = jsonrpc::id(&message).map(jsonrpc::id_key);
@@ -387,7 +424,14 @@ impl Builder {
             tracing::warn!(id, "server answered a request that is not in flight");
             return;
         };
-        self.interactions[index].response = Some(message.into());
+        self.answer(index, message);
+    }
+
+    /// Files `response` as the answer to the request of interaction
+    /// `index`, after the notifications waiting for it.
+    fn answer(&mut self, index: usize, response: Value) {
+        self.decide_answered(index);
+        self.interactions[index].response = Some(response.into());
         self.note_delay(index);
         self.close(index);
     }
@@ -421,6 +465,7 @@ impl Builder {
         if let Some(token) = token {
             self.progress.remove(&token);
         }
+        self.decide_orphans();
         self.try_settle(index);
     }
 
@@ -438,11 +483,13 @@ impl Builder {
     /// once nothing can change it: its request is answered (or given up
     /// on), a later client message came (what the server sends unprompted
     /// now follows that one), no server request filed under it waits
-    /// for the client's answer, and the recorder does not hold it.
+    /// for the client's answer, no notification waiting for an answer
+    /// may go to it, and the recorder does not hold it.
     fn try_settle(&mut self, index: usize) {
         if self.open.contains(&index)
             || self.last_client == Some(index)
             || self.waiting.contains_key(&index)
+            || self.pinned.contains_key(&index)
             || self.held.contains(&index)
         {
             return;
@@ -477,7 +524,9 @@ impl Builder {
 
     /// Server traffic belongs to the request whose progress token it names,
     /// else to the most recent request in flight, else it followed the last
-    /// client message unprompted.
+    /// client message unprompted. (A notification over stdio with several
+    /// requests in flight waits for the next answer instead:
+    /// [`candidates_for`](Self::candidates_for).)
     ///
     /// A `subscriptions/listen` request stays in flight as long as its
     /// stream is open, so it owns only its acknowledgement, and what comes
@@ -524,6 +573,179 @@ impl Builder {
                 Some(index) => Place::During(index, self.interactions[index].during.len()),
                 None => Place::Opening(self.opening.len()),
             },
+        }
+    }
+
+    /// The requests an untied server notification may belong to, when the
+    /// next answer is to decide which ([`Undecided`]): over stdio, with
+    /// several requests in flight (listen streams aside), for one that
+    /// names no progress token in flight and is no listen stream's
+    /// acknowledgement. `None` when [`place_for`](Self::place_for) decides
+    /// now, as it does for server requests: the tool that sends one waits
+    /// for the client's answer, so the next answer is more likely another
+    /// tool's.
+    ///
+    /// Over stdio every message shares one pipe, so its order against the
+    /// answers is what the client sees. Over HTTP, where they travel on
+    /// separate connections, the rule is as it was.
+    fn candidates_for(&self, message: &Value) -> Option<Vec<usize>> {
+        if self.open.len() < 2 || !matches!(self.transport, Transport::Stdio { .. }) {
+            return None;
+        }
+        let tied = message
+            .pointer("/params/progressToken")
+            .is_some_and(|token| self.progress.contains_key(&jsonrpc::id_key(token)));
+        let acknowledges = jsonrpc::method(message)
+            == Some("notifications/subscriptions/acknowledged")
+            && self.open_listen(message).is_some();
+        if tied || acknowledges {
+            return None;
+        }
+        let candidates: Vec<usize> = self
+            .open
+            .iter()
+            .copied()
+            .filter(|&i| !self.is_listen(i))
+            .take(UNDECIDED_LIMIT + 1)
+            .collect();
+        (2..=UNDECIDED_LIMIT)
+            .contains(&candidates.len())
+            .then_some(candidates)
+    }
+
+    /// Keeps `notification` until the next answer to one of `candidates`
+    /// (or the fallback) says where it goes, making room first.
+    fn wait_for_answer(&mut self, notification: Event, candidates: Vec<usize>) {
+        while self.undecided_slots + candidates.len() > UNDECIDED_LIMIT {
+            self.decide_by_fallback(0);
+        }
+        let candidates: Vec<(usize, usize)> = candidates
+            .into_iter()
+            .map(|index| (index, self.interactions[index].during.len()))
+            .collect();
+        for &(index, _) in &candidates {
+            *self.pinned.entry(index).or_default() += 1;
+        }
+        self.undecided_slots += candidates.len();
+        self.undecided.push_back(Undecided {
+            notification,
+            candidates,
+            at: self.now,
+        });
+        self.last_filed = None;
+    }
+
+    /// Request `index` is being answered: the notifications waiting that
+    /// it was in flight for are its own, in the order they came.
+    fn decide_answered(&mut self, index: usize) {
+        let mut at = 0;
+        while at < self.undecided.len() {
+            if self.undecided[at]
+                .candidates
+                .iter()
+                .any(|&(i, _)| i == index)
+            {
+                self.decide(at, index);
+            } else {
+                at += 1;
+            }
+        }
+    }
+
+    /// Files by the fallback rule the notifications waiting for requests
+    /// none of which is in flight any more: none will be answered.
+    fn decide_orphans(&mut self) {
+        let mut at = 0;
+        while at < self.undecided.len() {
+            let orphan = self.undecided[at]
+                .candidates
+                .iter()
+                .all(|(i, _)| !self.open.contains(i));
+            if orphan {
+                self.decide_by_fallback(at);
+            } else {
+                at += 1;
+            }
+        }
+    }
+
+    /// Files the `at`th notification waiting under the most recent request
+    /// that was in flight when it came: where it would have gone had it not
+    /// waited.
+    fn decide_by_fallback(&mut self, at: usize) {
+        if let Some(&(owner, _)) = self
+            .undecided
+            .get(at)
+            .and_then(|undecided| undecided.candidates.last())
+        {
+            self.decide(at, owner);
+        }
+    }
+
+    /// Files the `at`th notification waiting in `during` of `owner` (one of
+    /// its candidates), where it came among what was filed there, timed
+    /// from `owner`'s request. What was filed there after it moves one on.
+    fn decide(&mut self, at: usize, owner: usize) {
+        let Some(undecided) = self.undecided.remove(at) else {
+            return;
+        };
+        self.undecided_slots -= undecided.candidates.len();
+        let position = undecided
+            .candidates
+            .iter()
+            .find(|&&(index, _)| index == owner)
+            .map(|&(_, position)| position);
+        let interaction = &mut self.interactions[owner];
+        let position = position.unwrap_or(interaction.during.len());
+        interaction.during.insert(position, undecided.notification);
+        let moved = |i: &mut usize| {
+            if *i >= position {
+                *i += 1;
+            }
+        };
+        if let Some(http) = &mut interaction.http {
+            for streamed in &mut http.get_stream {
+                if let EventRef::During(i) = &mut streamed.event {
+                    moved(i);
+                }
+            }
+        }
+        if let (Some(now), Some(asked)) = (undecided.at, self.client_at.get(&owner))
+            && position <= interaction.delays_ms.len()
+        {
+            let delay = now.saturating_sub(*asked).as_millis();
+            let delay = u64::try_from(delay).unwrap_or(u64::MAX);
+            interaction.delays_ms.insert(position, delay);
+        }
+        for place in self.server_requests.values_mut() {
+            if let Place::During(n, i) = place
+                && *n == owner
+            {
+                moved(i);
+            }
+        }
+        if let Some((n, EventRef::During(i))) = &mut self.last_filed
+            && *n == owner
+        {
+            moved(i);
+        }
+        // Those that came later go after it; those that came earlier and
+        // are still waiting, before.
+        for (later, waiting) in self.undecided.iter_mut().enumerate() {
+            for (index, i) in &mut waiting.candidates {
+                if *index == owner && (*i > position || (*i == position && later >= at)) {
+                    *i += 1;
+                }
+            }
+        }
+        for (index, _) in undecided.candidates {
+            if let Some(pins) = self.pinned.get_mut(&index) {
+                *pins -= 1;
+                if *pins == 0 {
+                    self.pinned.remove(&index);
+                    self.try_settle(index);
+                }
+            }
         }
     }
 
@@ -589,7 +811,11 @@ impl Builder {
 
     /// The cassette recorded so far, its interactions still where they are
     /// kept, to be saved one at a time ([`Finished::save`]).
-    pub fn finish_streamed(self) -> Finished {
+    pub fn finish_streamed(mut self) -> Finished {
+        // No answer will come now.
+        while !self.undecided.is_empty() {
+            self.decide_by_fallback(0);
+        }
         let mut known: Vec<(usize, &Interaction)> = self
             .described
             .iter()
@@ -998,6 +1224,295 @@ mod tests {
         let c = b.finish();
         assert_eq!(c.interactions[1].during.len(), 1);
         assert!(c.interactions[1].after.is_empty());
+    }
+
+    fn call(id: u64) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": format!("t{id}")}})
+    }
+
+    fn answer(id: u64) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+    }
+
+    fn log(n: u64) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": n}})
+    }
+
+    fn cancel(id: u64) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
+    }
+
+    fn logs(events: &[Event]) -> Vec<u64> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                Event::Notification { notification } => {
+                    notification.get("params")?["data"].as_u64()
+                }
+                Event::ServerRequest { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_untied_log_with_two_calls_in_flight_goes_to_the_call_answered_next() {
+        let mut b = builder();
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        b.observe(S2C, log(7));
+        b.observe(S2C, answer(1));
+        b.observe(S2C, answer(2));
+        let c = b.finish();
+        assert_eq!(logs(&c.interactions[0].during), vec![7], "answered next");
+        assert!(c.interactions[1].during.is_empty());
+    }
+
+    #[test]
+    fn answered_the_other_way_round_the_log_goes_to_the_other_call() {
+        let mut b = builder();
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        b.observe(S2C, log(7));
+        b.observe(S2C, answer(2));
+        b.observe(S2C, answer(1));
+        let c = b.finish();
+        assert!(c.interactions[0].during.is_empty());
+        assert_eq!(logs(&c.interactions[1].during), vec![7], "answered next");
+    }
+
+    #[test]
+    fn with_one_call_in_flight_a_log_is_its_own() {
+        let mut b = builder();
+        b.observe(C2S, call(1));
+        b.observe(S2C, log(7));
+        // Sent after the log: not a candidate, even answered first.
+        b.observe(C2S, call(2));
+        b.observe(S2C, answer(2));
+        b.observe(S2C, answer(1));
+        let c = b.finish();
+        assert_eq!(logs(&c.interactions[0].during), vec![7]);
+        assert!(c.interactions[1].during.is_empty());
+    }
+
+    #[test]
+    fn a_log_no_call_in_flight_answers_goes_to_the_most_recent() {
+        let mut b = builder();
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        b.observe(S2C, log(7));
+        let c = b.finish();
+        assert!(c.interactions[0].during.is_empty());
+        assert_eq!(logs(&c.interactions[1].during), vec![7], "today's rule");
+
+        // Both cancelled: decided then, by the same rule.
+        let mut b = builder();
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        b.observe(S2C, log(7));
+        b.observe(C2S, cancel(2));
+        b.observe(C2S, cancel(1));
+        b.observe(C2S, call(3));
+        b.observe(S2C, answer(3));
+        let c = b.finish();
+        assert_eq!(logs(&c.interactions[1].during), vec![7]);
+        assert!(
+            c.interactions[4].during.is_empty(),
+            "not in flight when it came"
+        );
+    }
+
+    #[test]
+    fn progress_with_a_token_is_unaffected_and_keeps_its_place_after_a_waiting_log() {
+        let mut b = builder();
+        let with_token = |id: u64| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "t", "_meta": {"progressToken": format!("p{id}")}}})
+        };
+        let progress = |id: u64| {
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": format!("p{id}"), "progress": id}})
+        };
+        b.observe(C2S, with_token(1));
+        b.observe(C2S, with_token(2));
+        b.observe(S2C, log(7));
+        b.observe(S2C, progress(2));
+        b.observe(S2C, progress(1));
+        b.observe(S2C, answer(1));
+        b.observe(S2C, answer(2));
+        let c = b.finish();
+        let methods = |n: usize| -> Vec<String> {
+            c.interactions[n]
+                .during
+                .iter()
+                .map(|event| match event {
+                    Event::Notification { notification } => {
+                        notification["method"].as_str().unwrap().to_owned()
+                    }
+                    Event::ServerRequest { .. } => "request".to_owned(),
+                })
+                .collect()
+        };
+        assert_eq!(
+            methods(0),
+            ["notifications/message", "notifications/progress"],
+            "in the order they came"
+        );
+        assert_eq!(methods(1), ["notifications/progress"]);
+    }
+
+    #[test]
+    fn a_waiting_log_is_timed_from_the_start_of_the_call_it_goes_to() {
+        let mut b = builder();
+        let ms = Duration::from_millis;
+        let with_token = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "t", "_meta": {"progressToken": "p"}}});
+        b.observe_at(C2S, with_token, ms(100));
+        b.observe_at(C2S, call(2), ms(110));
+        b.observe_at(S2C, log(7), ms(130));
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "p", "progress": 1}});
+        b.observe_at(S2C, progress, ms(140));
+        b.observe_at(S2C, log(8), ms(145));
+        b.observe_at(S2C, answer(1), ms(150));
+        b.observe_at(S2C, answer(2), ms(190));
+        let c = b.finish();
+        assert_eq!(logs(&c.interactions[0].during), vec![7, 8]);
+        assert_eq!(c.interactions[0].during.len(), 3);
+        assert_eq!(c.interactions[0].delays_ms, vec![30, 40, 45, 50]);
+        assert!(c.interactions[1].delays_ms.is_empty(), "a lone response");
+    }
+
+    #[test]
+    fn a_server_request_filed_while_a_log_waits_keeps_the_clients_answer() {
+        let mut b = builder();
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        b.observe(S2C, log(7));
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "id": "s", "method": "roots/list"}),
+        );
+        b.observe(S2C, answer(2));
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": "s", "result": {"roots": []}}),
+        );
+        b.observe(S2C, answer(1));
+        let c = b.finish();
+        assert_eq!(logs(&c.interactions[1].during), vec![7]);
+        let Event::ServerRequest {
+            client_response, ..
+        } = &c.interactions[1].during[1]
+        else {
+            panic!("the log first, then the server request")
+        };
+        assert_eq!(
+            client_response.as_ref().unwrap()["result"],
+            json!({"roots": []})
+        );
+    }
+
+    #[test]
+    fn a_change_on_a_listen_stream_goes_to_the_call_answered_next() {
+        let mut b = builder();
+        b.observe(
+            C2S,
+            json!({"jsonrpc": "2.0", "id": 70, "method": "subscriptions/listen", "params": {}}),
+        );
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        b.observe(
+            S2C,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 70}}}),
+        );
+        b.observe(S2C, answer(1));
+        b.observe(S2C, answer(2));
+        let c = b.finish();
+        assert_eq!(c.interactions[1].during.len(), 1);
+        assert!(c.interactions[2].during.is_empty());
+    }
+
+    #[test]
+    fn over_http_an_untied_log_still_goes_to_the_most_recent_call() {
+        let mut b = Builder::new(
+            String::new(),
+            Transport::StreamableHttp {
+                url: "http://127.0.0.1:1/mcp".into(),
+                endpoint: "/mcp".into(),
+                behaviour: Default::default(),
+            },
+        );
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        b.observe(S2C, log(7));
+        assert_eq!(b.last_filed().map(|(n, _)| n), Some(1), "filed at once");
+        b.observe(S2C, answer(1));
+        b.observe(S2C, answer(2));
+        let c = b.finish();
+        assert_eq!(logs(&c.interactions[1].during), vec![7]);
+    }
+
+    #[test]
+    fn untied_logs_for_calls_never_answered_are_held_in_bounded_memory() {
+        let mut b = builder();
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        let many = 3 * UNDECIDED_LIMIT as u64;
+        for n in 0..many {
+            b.observe(S2C, log(n));
+            assert!(b.undecided_slots <= UNDECIDED_LIMIT);
+        }
+        let held = b.undecided.len() as u64;
+        assert_eq!(held, (UNDECIDED_LIMIT / 2) as u64, "two calls each");
+        b.observe(S2C, answer(1));
+        let c = b.finish();
+        // The oldest went by the fallback rule; those still held, to the
+        // call answered.
+        let (fallen, answered) = (
+            logs(&c.interactions[1].during),
+            logs(&c.interactions[0].during),
+        );
+        assert_eq!(fallen.len() as u64, many - held);
+        assert_eq!(answered.len() as u64, held);
+        assert!(
+            fallen.iter().chain(&answered).copied().eq(0..many),
+            "in order"
+        );
+    }
+
+    #[test]
+    fn a_spilling_builder_keeps_the_calls_a_waiting_log_may_go_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut kept, mut spilled) = (builder(), builder());
+        spilled.spill_in(dir.path()).unwrap();
+        let session = [
+            (C2S, call(1)),
+            (C2S, call(2)),
+            (S2C, log(7)),
+            (C2S, cancel(2)),
+            (C2S, call(3)),
+            (S2C, answer(3)),
+            (C2S, call(4)),
+            (S2C, answer(4)),
+            (S2C, log(8)),
+            (C2S, call(5)),
+            (S2C, answer(5)),
+        ];
+        for (direction, message) in session {
+            kept.observe(direction, message.clone());
+            spilled.observe(direction, message);
+        }
+        let expected = kept.finish();
+        assert_eq!(logs(&expected.interactions[1].during), vec![7]);
+        assert_eq!(logs(&expected.interactions[0].during), vec![8]);
+        let path = dir.path().join("c.json");
+        assert!(spilled.finish_streamed().save(&path).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            super::super::to_text(&expected)
+        );
     }
 
     #[test]
