@@ -3,6 +3,7 @@
 
 mod check;
 mod cli_errors;
+mod concurrent;
 mod credentials;
 mod delivery;
 mod everything;
