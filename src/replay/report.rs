@@ -627,9 +627,23 @@ fn did_you_mean(cassette: &Cassette, method: &str, params: Option<&Value>) -> Op
     if known.contains(&asked) {
         return None;
     }
+    // Names whose lengths alone keep them below the ratio are not compared:
+    // comparing a huge name char by char takes minutes.
+    let asked_chars = asked.chars().count();
+    let comparable = |name: &&str| {
+        let chars = name.chars().count();
+        2 * asked_chars.min(chars) >= (asked_chars + chars) * 3 / 5
+    };
     known
         .into_iter()
-        .map(|name| (similar::TextDiff::from_chars(asked, name).ratio(), name))
+        .filter(comparable)
+        .map(|name| {
+            let ratio = similar::TextDiff::configure()
+                .timeout(DIFF_DEADLINE)
+                .diff_chars(asked, name)
+                .ratio();
+            (ratio, name)
+        })
         .filter(|(ratio, _)| *ratio >= 0.6)
         .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
         .map(|(_, name)| format!("{kind} \"{name}\" (the request asked for \"{asked}\")"))
