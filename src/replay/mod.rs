@@ -24,7 +24,10 @@ pub use era::EraMismatch;
 pub use new_episodes_http::HttpEpisodes;
 pub use new_episodes_stdio::{NewEpisodes, UPSTREAM_FAILED};
 pub use processes::{ProcessReplay, recorded_processes};
-pub use report::{Candidate, Context, EXHAUSTED, Miss, NO_MATCH, OUT_OF_ORDER, shell_quote};
+pub use report::{
+    Candidate, Context, EXHAUSTED, MISS_JSON_BYTES, MISS_REPLY_BYTES, MISS_REPORT_BYTES, Miss,
+    NO_MATCH, OUT_OF_ORDER, shell_quote,
+};
 pub use session_traffic::{
     SessionScript, file_into as file_session_traffic, place_in as session_traffic_place,
 };

@@ -13,6 +13,12 @@ use crate::cassette::{Rules, Strategy};
 use crate::json::pointer_segment;
 use crate::matching::{self, Refusal};
 
+mod bound;
+#[cfg(test)]
+mod tests;
+
+pub use bound::{MISS_JSON_BYTES, MISS_REPLY_BYTES, MISS_REPORT_BYTES};
+
 /// JSON-RPC error code: no recorded interaction has this request's method
 /// and params. In the range MCP leaves to implementations (-32000..-32019).
 pub const NO_MATCH: i64 = -32000;
@@ -38,6 +44,16 @@ const PARAMS_DEPTH: usize = 32;
 
 /// How much of shortened params is kept.
 const SHORTENED_TO: usize = 1024;
+
+/// The most of params a report keeps as `--report` prints them: pretty,
+/// nested [`REPORT_NESTING`] levels down. Thousands of tiny values (`[0,0,
+/// …]`) each take a line and its indentation there, dozens of times their
+/// compact size; ordinary params take two or three times it.
+const PRETTY_BUDGET: usize = 48 * 1024;
+
+/// How deep `--report` nests params (`/misses/N/closest/M/params`), each
+/// level indenting every line by two more spaces.
+const REPORT_NESTING: usize = 5;
 
 /// The most lines of each side a diff compares and shows.
 const DIFF_LINES: usize = 60;
@@ -66,7 +82,7 @@ pub struct Context<'a> {
 /// A live request replay could not answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Miss {
-    /// The request's method.
+    /// The request's method (a huge one cut, saying how much was left out).
     pub method: String,
     /// Its params, as sent; shortened to a string when larger than a
     /// report keeps (see `shortened`).
@@ -111,10 +127,12 @@ pub struct Candidate {
     pub similarity: f32,
     /// Why it did not answer the request.
     pub rejected_by: String,
-    /// The first place where it differs from the live request.
+    /// The first place where it differs from the live request (a pointer
+    /// through a huge key cut, saying how much was left out).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub differs_at: Option<String>,
-    /// Unified diff, recorded → live.
+    /// Unified diff, recorded → live, its lines and its length cut to
+    /// their budgets.
     pub diff: String,
 }
 
@@ -138,17 +156,15 @@ impl Miss {
         context: Context<'_>,
         tell_eras: bool,
     ) -> Self {
-        let method = crate::jsonrpc::method(request)
-            .unwrap_or_default()
-            .to_owned();
+        let method = crate::jsonrpc::method(request).unwrap_or_default();
         // Reports end up in logs and CI artifacts: token shapes are masked.
         let params = crate::jsonrpc::params(request).map(crate::redact::mask_value);
         let live = context
             .rules
-            .normalize(&method, params.as_ref())
+            .normalize(method, params.as_ref())
             .into_owned();
-        let closest = closest(cassette, &method, &live, refusal, context.rules);
-        let did_you_mean = did_you_mean(cassette, &method, params.as_ref());
+        let closest = closest(cassette, method, &live, refusal, context.rules);
+        let did_you_mean = did_you_mean(cassette, method, params.as_ref());
         let (params, shortened) = match params.as_ref().and_then(shortened) {
             Some(short) => (Some(short), true),
             None => (params, false),
@@ -159,14 +175,16 @@ impl Miss {
             Refusal::OutOfOrder { .. } => ("out-of-order", None),
         };
         let mut miss = Miss {
-            method,
+            method: bound::cut(method, bound::NAME_BYTES).into_owned(),
             params,
             shortened,
             reason,
             answered,
             closest,
             did_you_mean,
-            era_mismatch: EraMismatch::detect(cassette, request).filter(|_| tell_eras),
+            era_mismatch: EraMismatch::detect(cassette, request)
+                .filter(|_| tell_eras)
+                .map(bounded_versions),
             fixes: Vec::new(),
             cassette: context.path.display().to_string(),
             mode: context.mode.to_owned(),
@@ -346,6 +364,7 @@ fn closest(
         score.2 = similarity(&live_text, &crate::json::canonical_json(recorded));
     }
     scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+    let live_shown = shown(method, live);
     scored
         .into_iter()
         .take(CANDIDATES)
@@ -353,7 +372,10 @@ fn closest(
             let recorded_method = cassette.interactions[position].method().to_owned();
             let difference =
                 (same_method == 1).then(|| Difference::between(method, &recorded, live));
-            let differs_at = difference.as_ref().and_then(Difference::pointer);
+            let differs_at = difference
+                .as_ref()
+                .and_then(Difference::pointer)
+                .map(|p| bound::cut(&p, bound::POINTER_BYTES).into_owned());
             let rejected_by = rejection(
                 &recorded_method,
                 method,
@@ -364,8 +386,8 @@ fn closest(
             );
             Candidate {
                 interaction: position,
-                diff: diff(&recorded_method, &recorded, method, live),
-                method: recorded_method,
+                diff: diff(&shown(&recorded_method, &recorded), &live_shown),
+                method: bound::cut(&recorded_method, bound::NAME_BYTES).into_owned(),
                 params: shortened(&recorded).unwrap_or(recorded),
                 similarity,
                 rejected_by,
@@ -443,15 +465,21 @@ fn rejection(
         {
             format!("same request, already answered {answered} time(s) (on_exhausted: error)")
         }
-        _ if recorded != live => format!("method differs (recorded `{recorded}`)"),
+        _ if recorded != live => format!(
+            "method differs (recorded `{}`)",
+            bound::cut(recorded, bound::NAME_BYTES)
+        ),
         _ => match difference {
             Some(Difference::Target { target, recorded }) => format!(
                 "{} {} differs (recorded {})",
                 target.kind,
                 target.field,
-                crate::json::canonical_json(recorded)
+                bound::cut(&crate::json::canonical_json(recorded), bound::NAME_BYTES)
             ),
-            Some(Difference::Params(pointer)) => format!("params differ at {pointer}"),
+            Some(Difference::Params(pointer)) => format!(
+                "params differ at {}",
+                bound::cut(pointer, bound::POINTER_BYTES)
+            ),
             _ => "same request, already answered".to_owned(),
         },
     }
@@ -490,26 +518,30 @@ fn first_difference(recorded: &Value, live: &Value, at: String) -> Option<String
     }
 }
 
-/// A unified diff of what matching compared, pretty-printed.
-fn diff(recorded_method: &str, recorded: &Value, live_method: &str, live: &Value) -> String {
-    let show = |method: &str, params: &Value| {
-        let sorted: Value =
-            serde_json::from_str(&crate::json::canonical_json(params)).unwrap_or(Value::Null);
-        format!(
-            "method: {method}\nparams: {}\n",
-            serde_json::to_string_pretty(&sorted).unwrap_or_default()
-        )
-    };
-    let (recorded, live) = (show(recorded_method, recorded), show(live_method, live));
-    let (recorded, recorded_cut) = first_lines(&recorded, DIFF_LINES);
-    let (live, live_cut) = first_lines(&live, DIFF_LINES);
-    let mut text = similar::TextDiff::configure()
+/// What matching compared, pretty-printed with sorted keys, as a diff
+/// shows it.
+fn shown(method: &str, params: &Value) -> String {
+    let sorted: Value =
+        serde_json::from_str(&crate::json::canonical_json(params)).unwrap_or(Value::Null);
+    format!(
+        "method: {method}\nparams: {}\n",
+        serde_json::to_string_pretty(&sorted).unwrap_or_default()
+    )
+}
+
+/// A unified diff of two [`shown`] requests, recorded → live, within the
+/// diff budgets ([`bound::diff`]).
+fn diff(recorded: &str, live: &str) -> String {
+    let (recorded, recorded_cut) = first_lines(recorded, DIFF_LINES);
+    let (live, live_cut) = first_lines(live, DIFF_LINES);
+    let full = similar::TextDiff::configure()
         .timeout(DIFF_DEADLINE)
         .diff_lines(recorded, live)
         .unified_diff()
         .context_radius(3)
         .header("recorded", "live")
         .to_string();
+    let mut text = bound::diff(&full);
     if recorded_cut + live_cut > 0 {
         text.push_str(&format!(
             "(compared the first {DIFF_LINES} lines of each side; {recorded_cut} more recorded and {live_cut} more live lines not shown)\n"
@@ -532,11 +564,15 @@ fn first_lines(text: &str, n: usize) -> (&str, usize) {
 }
 
 /// `params` shortened to a string naming its start and size, when its
-/// canonical JSON is larger than a report keeps, or nests so deep that the
-/// error reply carrying it would be deeper than a client reads.
+/// canonical JSON is larger than a report keeps (or its pretty JSON, as
+/// `--report` prints it), or nests so deep that the error reply carrying
+/// it would be deeper than a client reads.
 fn shortened(params: &Value) -> Option<Value> {
     let text = crate::json::canonical_json(params);
-    if text.len() <= PARAMS_BUDGET && crate::json::depth_of(params) <= PARAMS_DEPTH {
+    if text.len() <= PARAMS_BUDGET
+        && crate::json::depth_of(params) <= PARAMS_DEPTH
+        && pretty_size(params) <= PRETTY_BUDGET
+    {
         return None;
     }
     let cut = (0..=SHORTENED_TO)
@@ -548,6 +584,13 @@ fn shortened(params: &Value) -> Option<Value> {
         &text[..cut],
         text.len()
     )))
+}
+
+/// How many bytes `params` takes in `--report`: pretty-printed, every line
+/// indented [`REPORT_NESTING`] levels more.
+fn pretty_size(params: &Value) -> usize {
+    let text = serde_json::to_string_pretty(params).unwrap_or_default();
+    text.len() + 2 * REPORT_NESTING * text.lines().count()
 }
 
 /// Similarity of two canonical texts, 0..=1: the Dice coefficient of their
@@ -646,7 +689,13 @@ fn did_you_mean(cassette: &Cassette, method: &str, params: Option<&Value>) -> Op
         })
         .filter(|(ratio, _)| *ratio >= 0.6)
         .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
-        .map(|(_, name)| format!("{kind} \"{name}\" (the request asked for \"{asked}\")"))
+        .map(|(_, name)| {
+            format!(
+                "{kind} \"{}\" (the request asked for \"{}\")",
+                bound::cut(name, bound::NAME_BYTES),
+                bound::cut(asked, bound::NAME_BYTES)
+            )
+        })
 }
 
 /// Numbered fixes, most likely first.
@@ -666,8 +715,10 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
             // Ignoring what names the tool, prompt or resource would answer
             // one with another's recording: never suggest that.
             let names_the_target = |p: &&str| matches!(*p, "/params/name" | "/params/uri");
+            // A pointer cut to its budget is longer than it: no rule.
+            let whole = |p: &&str| p.len() <= bound::POINTER_BYTES;
             let pointer = miss.closest.first().and_then(|c| c.differs_at.as_deref());
-            if let Some(pointer) = pointer.filter(|p| !names_the_target(p)) {
+            if let Some(pointer) = pointer.filter(|p| !names_the_target(p) && whole(p)) {
                 fixes.push(format!(
                     "If {pointer} changes from run to run, leave it out of matching: add to the cassette's \"rules\":\n\"ignore\": [\"{pointer}\"]\n(or pass --ignore {pointer})"
                 ));
@@ -675,6 +726,18 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
         }
     }
     fixes.extend(commands);
+    // A method cut to its budget names no method a case could answer.
+    if miss.method.len() <= bound::NAME_BYTES {
+        fixes.push(case_fix(cassette, miss));
+    }
+    if command.iter().any(|a| a.contains(crate::redact::MASK)) {
+        fixes.push("The recorded server command has masked secrets: put them back before running the commands above.".to_owned());
+    }
+    fixes
+}
+
+/// The fix that answers the request with a hand-written case.
+fn case_fix(cassette: &Cassette, miss: &Miss) -> String {
     let mut case = format!(
         "Answer it by hand: add a case to the cassette's \"rules\":\n\"cases\": [{}]",
         serde_json::to_string(&suggested_case(cassette, miss)).unwrap_or_default()
@@ -685,11 +748,7 @@ fn fixes(cassette: &Cassette, miss: &Miss, refusal: Refusal, context: Context<'_
             miss.method
         ));
     }
-    fixes.push(case);
-    if command.iter().any(|a| a.contains(crate::redact::MASK)) {
-        fixes.push("The recorded server command has masked secrets: put them back before running the commands above.".to_owned());
-    }
-    fixes
+    case
 }
 
 /// A hand-written case answering the missed request: `when` its params
@@ -799,11 +858,20 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
-/// Keeps one-line messages readable.
+/// Keeps one-line messages readable: the start and the end of `text`,
+/// with how much was left out between them.
 fn shorten(text: &str) -> String {
-    const LIMIT: usize = 160;
-    match text.char_indices().nth(LIMIT) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
+    bound::one_line(text).into_owned()
+}
+
+/// `mismatch` with the protocol versions it names (the client's is
+/// whatever it sent) cut to a name's budget.
+fn bounded_versions(mismatch: EraMismatch) -> EraMismatch {
+    let cut =
+        |version: Option<String>| version.map(|v| bound::cut(&v, bound::NAME_BYTES).into_owned());
+    EraMismatch {
+        cassette_version: cut(mismatch.cassette_version),
+        client_version: cut(mismatch.client_version),
+        ..mismatch
     }
 }
