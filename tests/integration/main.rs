@@ -19,6 +19,7 @@ mod interop_matrix;
 mod layers;
 mod library;
 mod matching;
+mod miss_bounds;
 mod mock;
 mod negotiation;
 mod oauth;
