@@ -66,6 +66,11 @@ def main() -> None:
             encoded = json.dumps(params).encode()
             put("matching", bytes([n % 251]) + encoded)
             put("miss_report", bytes([n % 251]) + encoded)
+    # The miss report's long scalars (the first byte picks a tools/call
+    # missed with a long string value, a long key, a long tool name): the
+    # rest is repeated into it.
+    for pick, unit in ((9, b"C"), (18, "é☃\"".encode()), (27, b"e")):
+        put("miss_report", bytes([pick]) + unit)
     # A batch and a token-looking secret in a few encodings.
     put("wire", b"[" + b",".join(json.dumps(m).encode() for m in all_messages[:3]) + b"]")
     secret = b"ghp_" + b"a1B2" * 9
