@@ -486,6 +486,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
             after: vec![],
             delays_ms: vec![],
             http: None,
+            process: 0,
         },
         Interaction {
             client: ClientMessage::Notification(
@@ -496,6 +497,7 @@ fn echo_cassette(distinct: u64, copies: u64) -> Cassette {
             after: vec![],
             delays_ms: vec![],
             http: None,
+            process: 0,
         },
     ];
     let mut id = 1;
@@ -548,6 +550,7 @@ fn echo_interaction(id: u64, key: u64) -> Interaction {
         after: vec![],
         delays_ms: vec![],
         http: None,
+        process: 0,
     }
 }
 

@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use super::error::CassetteError;
@@ -187,7 +188,7 @@ impl Scope {
 
     /// The lock file, locked exclusively (released when dropped, or when
     /// the process dies).
-    fn lock(&self) -> Result<File, CassetteError> {
+    fn lock(&self) -> Result<Flock<File>, CassetteError> {
         let path = self.dir.join("scope.lock");
         let file = OpenOptions::new()
             .create(true)
@@ -198,9 +199,10 @@ impl Scope {
                 path: path.clone(),
                 source,
             })?;
-        file.lock()
-            .map_err(|source| CassetteError::Write { path, source })?;
-        Ok(file)
+        Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, errno)| CassetteError::Write {
+            path,
+            source: errno.into(),
+        })
     }
 
     /// Reads the scope file under the lock, lets `f` change it, and writes

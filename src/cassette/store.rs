@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -64,8 +65,8 @@ pub fn journals(cassette: &Path) -> Vec<(u32, PathBuf)> {
 /// process id (`Some(None)` when its header does not say).
 pub fn journal_owner(journal: &Path) -> Option<Option<u32>> {
     let file = File::open(journal).ok()?;
-    match file.try_lock_shared() {
-        Ok(()) => None,
+    match Flock::lock(file, FlockArg::LockSharedNonblock) {
+        Ok(_unlocked_when_dropped) => None,
         Err(_) => Some(header_pid(journal)),
     }
 }
@@ -440,6 +441,9 @@ enum JournalEntry {
 pub struct Journal {
     path: PathBuf,
     file: Appender,
+    /// The journal's lock, held while this recorder lives (a second
+    /// descriptor of the same open file, so the lock is the file's).
+    _lock: Flock<File>,
 }
 
 impl Journal {
@@ -485,12 +489,16 @@ impl Journal {
                 path: path.clone(),
                 source,
             })?;
-        if file.try_lock().is_err() {
+        let lock = file.try_clone().map_err(|source| CassetteError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        let Ok(lock) = Flock::lock(lock, FlockArg::LockExclusiveNonblock) else {
             return Err(CassetteError::Busy {
                 pid: header_pid(&path),
                 journal: path,
             });
-        }
+        };
         file.set_len(0).map_err(|source| CassetteError::Write {
             path: path.clone(),
             source,
@@ -498,6 +506,7 @@ impl Journal {
         let mut journal = Journal {
             path,
             file: Appender::new(file),
+            _lock: lock,
         };
         let header = JournalHeader {
             journal_version: FORMAT_VERSION,
@@ -612,10 +621,21 @@ impl Journal {
     /// goes first, then the lock, so no other process can take the journal
     /// for an interrupted recording in between.
     pub fn remove(self) -> Result<(), CassetteError> {
-        let Journal { path, file } = self;
+        let Journal { path, file, _lock } = self;
         let removed = fs::remove_file(&path);
         drop(file);
+        drop(_lock);
         removed.map_err(|source| CassetteError::Write { path, source })
+    }
+
+    /// What a recorder killed now leaves: the journal as it is (no
+    /// destructor cuts its reserved zeros), and no lock (the kernel drops
+    /// a dead process's locks).
+    #[cfg(test)]
+    pub(crate) fn abandon(self) {
+        let Journal { file, _lock, .. } = self;
+        drop(_lock);
+        std::mem::forget(file);
     }
 }
 
@@ -778,14 +798,14 @@ fn recover_journal(cassette: &Path, journal: &Path) -> Result<Option<Recovery>, 
         }
     };
     // Held until the journal is gone: no other process recovers it too.
-    if file.try_lock().is_err() {
+    let Ok(file) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
         return Ok(None);
-    }
+    };
     let read_error = |source| CassetteError::Read {
         path: journal.clone(),
         source,
     };
-    let mut reader = BufReader::new(&file);
+    let mut reader = BufReader::new(&*file);
     let mut line = Vec::new();
     let mut number = 0;
     // `None` until the header is read; `Some(None)` if it was cut short.
@@ -1284,7 +1304,7 @@ mod tests {
         journal
             .append_entries(br#"{"dir":"c2s","msg":{"jsonrpc":"2.0","id":3,"#)
             .unwrap();
-        std::mem::forget(journal);
+        journal.abandon();
         let left = std::fs::read(journal_path(&path)).unwrap();
         if cfg!(target_os = "linux") {
             assert_eq!(left.last(), Some(&0), "space reserved ahead, as zeros");

@@ -20,8 +20,15 @@ use mcpcassette::replay::{
 use super::args::MatchArgs;
 use super::replay;
 
-/// Replays with the server behind it and saves the new interactions.
-pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Result<ExitCode> {
+/// Replays with the server behind it and saves the new interactions. The
+/// processes of a `scope` append one at a time, each to the cassette as
+/// the others left it.
+pub fn run(
+    path: &Path,
+    command: &[String],
+    matching: &MatchArgs,
+    scope: Option<&cassette::Scope>,
+) -> anyhow::Result<ExitCode> {
     let recorded = replay::open(path)?;
     let rules = replay::resolve_rules(&recorded.rules, matching)?;
     let (command, dir) = recorded_place(&recorded, path, command);
@@ -41,7 +48,20 @@ pub fn run(path: &Path, command: &[String], matching: &MatchArgs) -> anyhow::Res
         let episodes = upstream.finish().await.context("stopping the server")?;
         anyhow::Ok((summary, episodes))
     })?;
-    append(&engine, path, upstream.session_traffic(), episodes)?;
+    match scope {
+        Some(scope) => scope.locked(|| {
+            // Another process of the test may have appended meanwhile.
+            let now = cassette::load(path)?;
+            append(&engine, &now, path, upstream.session_traffic(), episodes)
+        })??,
+        None => append(
+            &engine,
+            engine.cassette(),
+            path,
+            upstream.session_traffic(),
+            episodes,
+        )?,
+    }
     conclude(&engine, &summary, matching, upstream.failures())
 }
 
@@ -68,7 +88,7 @@ pub fn run_http(
         ..HttpReplayConfig::new(listen)
     };
     let summary = replay::serve_http_engine(&engine, http_config)?;
-    append(&engine, path, Vec::new(), upstream.finish())?;
+    append(&engine, engine.cassette(), path, Vec::new(), upstream.finish())?;
     conclude(&engine, &summary, matching, upstream.failures())
 }
 
@@ -102,6 +122,7 @@ fn engine(
 /// from where the run kept them.
 fn append(
     engine: &Engine,
+    recorded: &Cassette,
     path: &Path,
     mut session: Vec<cassette::Event>,
     episodes: Episodes,
@@ -116,7 +137,6 @@ fn append(
             message.modify(|message| redactor.redact_message(message));
         }
     }
-    let recorded = engine.cassette();
     let mut header = recorded.header();
     let after = session_traffic_place(recorded);
     if after.is_none() {

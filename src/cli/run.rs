@@ -195,7 +195,7 @@ fn resolve_and_run(
             super::new_episodes::run_http(path, upstream, listen, &args.matching)
         }
         Mode::NewEpisodes if exists => {
-            super::new_episodes::run(path, &args.command, &args.matching)
+            super::new_episodes::run(path, &args.command, &args.matching, scope.as_ref())
         }
         Mode::Once | Mode::NewEpisodes | Mode::All => recording(Some(path.clone())),
         Mode::Passthrough => recording(None),

@@ -409,3 +409,38 @@ fn recorders_of_one_scope_killed_at_random_points_lose_no_completed_interaction(
         );
     }
 }
+
+#[test]
+fn new_episodes_of_processes_at_the_same_time_are_all_appended() {
+    let mut scope = Scope::new();
+    let first = scope.next_run();
+    one_call(&scope, &first, "recall", json!({}));
+    scope.finish(&first);
+    let second = scope.next_run();
+    let episodes = |dir: &Path| {
+        let mut command = scope.command(dir);
+        let args: Vec<std::ffi::OsString> = command
+            .get_args()
+            .map(|a| match a.to_str() {
+                Some("once") => "new-episodes".into(),
+                _ => a.to_owned(),
+            })
+            .collect();
+        command = Command::new(command.get_program());
+        command.args(args).env("MCPCASSETTE_LOG", "info").env_remove("CI");
+        command
+    };
+    let mut peers: Vec<Peer> = (0..2).map(|_| started(episodes(&second))).collect();
+    for (i, peer) in peers.iter_mut().enumerate() {
+        let tag = format!("new-{i}");
+        assert_eq!(call(peer, "slow", json!({"tag": tag, "ms": 1})), format!("{tag} done"));
+    }
+    for peer in peers {
+        let (status, stderr) = peer.finish();
+        assert!(status.success(), "{stderr}");
+    }
+    let text = std::fs::read_to_string(&scope.cassette).unwrap();
+    for tag in ["new-0", "new-1"] {
+        assert!(text.contains(&format!("\"{tag} done\"")), "{tag} lost:\n{text}");
+    }
+}
