@@ -276,6 +276,12 @@ impl Session {
         );
         self.term.write_line(&style(header).bold().to_string())?;
         let mut note = format!("  #{} in the cassette", change.index);
+        // In a recording of several server processes, which one it is.
+        let process =
+            (change.accepted.as_ref().or(change.pending.as_ref())).map_or(0, |i| i.process);
+        if process != 0 {
+            note.push_str(&format!(", server process {process}"));
+        }
         match (&change.accepted, &change.pending) {
             (None, _) => note.push_str("; only in the live run (new)"),
             (_, None) => note.push_str("; not in the live run (gone)"),

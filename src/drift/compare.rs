@@ -112,6 +112,7 @@ fn compare_one(
     };
     InteractionDrift {
         index,
+        process: old.process,
         label: old.label(),
         status,
         recorded: recorded_view,

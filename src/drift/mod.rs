@@ -15,6 +15,7 @@ mod driver;
 mod hints;
 mod normalize;
 pub mod pending;
+mod processes;
 pub mod render;
 mod sessions;
 mod streams;
@@ -101,6 +102,10 @@ pub enum Status {
 pub struct InteractionDrift {
     /// Its index in the cassette.
     pub index: usize,
+    /// The recorded server process it belongs to (0, the first, is left
+    /// out), which `verify` ran in a live process of its own.
+    #[serde(skip_serializing_if = "is_first_process")]
+    pub process: u32,
     /// The client message's method (and the tool, prompt or resource it
     /// names, e.g. `tools/call echo`).
     pub label: String,
@@ -121,6 +126,11 @@ pub struct InteractionDrift {
     /// (timestamps, UUIDs, ids, epoch times).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub normalize_hints: Vec<hints::Hint>,
+}
+
+/// Whether `process` is the first, which reports leave out as cassettes do.
+fn is_first_process(process: &u32) -> bool {
+    *process == 0
 }
 
 /// Server traffic that came with an interaction, compared as sequences.
@@ -177,6 +187,12 @@ impl DriftReport {
     /// Whether anything differs.
     pub fn has_drift(&self) -> bool {
         self.counts.changed + self.counts.missing > 0
+    }
+
+    /// Whether the recording has server processes other than the first, so
+    /// that the interactions are named with their process.
+    pub fn has_processes(&self) -> bool {
+        self.interactions.iter().any(|i| i.process != 0)
     }
 
     /// The interactions that differ.

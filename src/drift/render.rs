@@ -262,8 +262,9 @@ fn words(text: &str) -> Vec<&str> {
 pub fn report(report: &DriftReport, options: &RenderOptions) -> String {
     let palette = Palette::new(options.color);
     let mut out = String::new();
+    let processes = report.has_processes();
     for interaction in report.drifted() {
-        render_interaction(&mut out, interaction, options, &palette);
+        render_interaction(&mut out, interaction, processes, options, &palette);
         out.push('\n');
     }
     render_normalized(&mut out, &report.normalized);
@@ -271,10 +272,12 @@ pub fn report(report: &DriftReport, options: &RenderOptions) -> String {
     out
 }
 
-/// One drifted interaction.
+/// One drifted interaction, named with its server process when the
+/// recording has several (`processes`).
 fn render_interaction(
     out: &mut String,
     interaction: &InteractionDrift,
+    processes: bool,
     options: &RenderOptions,
     palette: &Palette,
 ) {
@@ -283,8 +286,12 @@ fn render_interaction(
         Status::Changed => "changed",
         Status::Missing => "missing: the live server did not answer",
     };
+    let process = match processes {
+        true => format!("process {}, ", interaction.process),
+        false => String::new(),
+    };
     let header = format!(
-        "interaction {} · {} · {status}",
+        "{process}interaction {} · {} · {status}",
         interaction.index, interaction.label
     );
     line(out, &palette.title, &header);
@@ -511,6 +518,7 @@ mod tests {
     fn interaction(index: usize, status: Status, recorded: Value, live: Value) -> InteractionDrift {
         InteractionDrift {
             index,
+            process: 0,
             label: "tools/call echo".to_string(),
             status,
             recorded,
@@ -607,6 +615,30 @@ cassettes/echo.json: 1 same, 1 changed, 1 missing; notifications: 2 same, 1 chan
 drift
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_report_of_several_processes_names_the_process_of_each_interaction() {
+        let mut several = sample();
+        several.interactions[2].process = 1;
+        let text = report(&several, &RenderOptions::plain());
+        assert!(
+            text.contains("process 0, interaction 1 · tools/list · changed\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("process 1, interaction 4 · tools/call echo · missing"),
+            "{text}"
+        );
+        // One process: named as before, and left out of the JSON.
+        let one = report(&sample(), &RenderOptions::plain());
+        assert!(!one.contains("process"), "{one}");
+        let json = serde_json::to_value(sample()).unwrap();
+        assert!(json["interactions"][0].get("process").is_none());
+        assert_eq!(
+            serde_json::to_value(&several).unwrap()["interactions"][2]["process"],
+            1
+        );
     }
 
     #[test]

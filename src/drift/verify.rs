@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::driver::{DriveConfig, drive};
-use super::{DriftError, DriftReport, UpdateMode, compare, pending, sessions, streams};
-use crate::cassette::{self, Cassette, RulesError, Transport};
+use super::{DriftError, DriftReport, UpdateMode, compare, pending, processes, sessions, streams};
+use crate::cassette::{self, Cassette, Interaction, RulesError, Transport};
 use crate::live::{HttpLive, StdioLive};
 use crate::redact::Redactor;
 
@@ -82,20 +82,28 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
     };
     // Masked as the recording was, so secrets neither differ nor leak.
     let redactor = Redactor::new(&recorded.rules.redaction()).map_err(RulesError::from)?;
-    // Each client session of an HTTP recording in a live session of its own.
-    let sessions = match &target {
-        Target::Url(_) => sessions::split(&recorded),
-        _ => vec![recorded.clone()],
-    };
-    if sessions.len() > 1 {
+    // Each server process of a stdio recording in a live process of its
+    // own, one after another; each client session of an HTTP recording in
+    // a live session of its own.
+    let processes = processes::split(&recorded);
+    let parts = if processes.len() > 1 {
         tracing::info!(
-            "the recording has {} client sessions; each is verified in a new live session",
-            sessions.len()
+            "the recording has {} server processes; each is verified in a live one of its own, one after another",
+            processes.len()
         );
-    }
+        processes
+    } else if matches!(target, Target::Url(_)) {
+        in_sessions(&recorded)
+    } else {
+        processes
+    };
     let mut observed: Option<Cassette> = None;
+    // The live interactions, each where its recorded one is.
+    let mut placed: Vec<Option<Interaction>> = vec![None; recorded.interactions.len()];
+    let mut unplaced = Vec::new();
     let mut reordered = 0;
-    for session in &sessions {
+    for part in &parts {
+        let session = &part.cassette;
         // What came on the server's own stream (GET), over HTTP.
         let mut server_stream = Vec::new();
         let mut live = match &target {
@@ -119,6 +127,7 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
             }
         };
         for interaction in &mut live.interactions {
+            interaction.process = part.number;
             for message in interaction.messages_mut() {
                 message.modify(|message| redactor.redact_message(message));
             }
@@ -138,12 +147,17 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
             &server_stream,
             &recorded.rules.normalize,
         );
-        match &mut observed {
-            Some(observed) => observed.interactions.extend(live.interactions),
-            None => observed = Some(live),
+        let interactions = std::mem::take(&mut live.interactions);
+        for (n, interaction) in interactions.into_iter().enumerate() {
+            match part.indices.get(n) {
+                Some(&index) => placed[index] = Some(interaction),
+                None => unplaced.push(interaction),
+            }
         }
+        observed.get_or_insert(live);
     }
-    let observed = observed.expect("a recording has at least one session");
+    let mut observed = observed.expect("a recording has at least one session");
+    observed.interactions = placed.into_iter().flatten().chain(unplaced).collect();
     if reordered > 0 {
         tracing::debug!(
             "{reordered} interaction(s) interleave the GET stream with their answers \
@@ -180,6 +194,31 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         UpdateMode::No | UpdateMode::Auto => {}
     }
     Ok(verification)
+}
+
+/// The client sessions of an HTTP recording, each a part of its own with
+/// the recording's indices of its interactions (they follow each other).
+fn in_sessions(recorded: &Cassette) -> Vec<processes::Process> {
+    let sessions = sessions::split(recorded);
+    if sessions.len() > 1 {
+        tracing::info!(
+            "the recording has {} client sessions; each is verified in a new live session",
+            sessions.len()
+        );
+    }
+    let mut start = 0;
+    sessions
+        .into_iter()
+        .map(|cassette| {
+            let indices = (start..start + cassette.interactions.len()).collect();
+            start += cassette.interactions.len();
+            processes::Process {
+                number: 0,
+                cassette,
+                indices,
+            }
+        })
+        .collect()
 }
 
 /// The recorded server: the URL of a Streamable HTTP recording, else the
