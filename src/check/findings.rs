@@ -57,13 +57,16 @@ pub enum Code {
     /// translate the handshake from, or an `input_required` answer without
     /// its recorded retry).
     OneEra,
+    /// The server processes' interactions are not one process after
+    /// another (a `process` lower than the interaction's before it).
+    ProcessOrder,
     /// Something that looks like a secret.
     LikelySecret,
 }
 
 impl Code {
     /// Every code, in table order (the README's table follows it).
-    pub const ALL: [Code; 30] = [
+    pub const ALL: [Code; 31] = [
         Code::Truncated,
         Code::ConflictMarkers,
         Code::InvalidJson,
@@ -93,6 +96,7 @@ impl Code {
         Code::UnusedCase,
         Code::NoSuccess,
         Code::OneEra,
+        Code::ProcessOrder,
         Code::LikelySecret,
     ];
 
@@ -130,6 +134,7 @@ impl Code {
             Code::UnusedCase => "MC305",
             Code::NoSuccess => "MC306",
             Code::OneEra => "MC307",
+            Code::ProcessOrder => "MC308",
             Code::LikelySecret => "MC401",
         }
     }
@@ -168,6 +173,7 @@ impl Code {
             Code::UnusedCase => "unused-case",
             Code::NoSuccess => "no-success",
             Code::OneEra => "one-era",
+            Code::ProcessOrder => "process-order",
             Code::LikelySecret => "likely-secret",
         }
     }
@@ -179,7 +185,8 @@ impl Code {
             | Code::Duplicate
             | Code::UnusedCase
             | Code::NoSuccess
-            | Code::OneEra => Severity::Warning,
+            | Code::OneEra
+            | Code::ProcessOrder => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -219,6 +226,9 @@ impl Code {
             }
             Code::OneEra => {
                 "replay translates between the protocol eras from the recorded handshake and retries (docs/cassette-format.md, \"Cross-era replay\"); record a session that has them to answer clients of both eras"
+            }
+            Code::ProcessOrder => {
+                "a cassette holds its server processes one after another (process 0's interactions, then process 1's, …); move the interaction to its process, or fix its `process` (docs/processes.md)"
             }
             Code::LikelySecret => {
                 "remove it, re-record with redaction (on by default), or add a rule: --redact SELECTOR or --redact REGEX"

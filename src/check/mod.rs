@@ -165,6 +165,7 @@ fn message_checks(cassette: &crate::cassette::Cassette, config: &CheckConfig) ->
     structure::contradictions(cassette, &mut findings);
     structure::no_success(cassette, &mut findings);
     structure::one_era(cassette, &mut findings);
+    structure::process_order(cassette, &mut findings);
     let version = cassette
         .protocol
         .version

@@ -1,5 +1,14 @@
 //! Checks across interactions: duplicates, a header that contradicts the
-//! recorded handshake, and hand-written cases that can never answer.
+//! recorded handshake, hand-written cases that can never answer, and
+//! server processes out of order.
+//!
+//! A stdio cassette may hold several server processes of one test
+//! (`Interaction::process`, docs/processes.md), each with its own
+//! handshake, ids and server state, replayed each on its own: what
+//! concerns one session (a repeated request, a retry) is judged within
+//! its process.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
@@ -8,8 +17,11 @@ use crate::cassette::{self, Cassette};
 use crate::matching::MessageKind;
 use crate::protocol::Era;
 
-/// Interactions identical to an earlier one: same request (under the
-/// cassette's rules), same answer and same server traffic, ids aside.
+/// Interactions identical to an earlier one of the same server process:
+/// same request (under the cassette's rules), same answer and same server
+/// traffic, ids aside. (Each process repeats its handshake, and replay
+/// plays each process from its own interactions: a copy in another
+/// process is that process's answer.)
 pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
     use sha2::{Digest, Sha256};
     // Each request's key and a digest of its answer, split across the
@@ -29,7 +41,7 @@ pub(super) fn duplicates(cassette: &Cassette, findings: &mut Vec<Finding>) {
             serde_json::to_vec(&(&interaction.during, &interaction.after)).unwrap_or_default(),
         );
         let answer: [u8; 32] = answer.finalize().into();
-        Some((key, answer))
+        Some((interaction.process, key, answer))
     };
     let interactions = &cassette.interactions;
     let threads = crate::parallel::threads_for(interactions.len(), INTERACTIONS_PER_THREAD);
@@ -136,11 +148,24 @@ pub(super) fn one_era(cassette: &Cassette, findings: &mut Vec<Finding>) {
     if cassette.protocol.era != Era::Modern {
         return;
     }
+    // A retry is looked for in the process that asked, as replay does.
+    let mut processes = None;
     for (index, interaction) in cassette.interactions.iter().enumerate() {
         let asks = interaction.response.as_ref().is_some_and(|r| {
             r.with(|r| r.pointer("/result/resultType") == Some(&json!("input_required")))
         });
-        if asks && cassette.recorded_retry(index).is_none() {
+        if !asks {
+            continue;
+        }
+        let retried = match processes.get_or_insert_with(|| by_process(cassette)) {
+            None => cassette.recorded_retry(index).is_some(),
+            Some(processes) => {
+                let (indices, part) = &processes[&interaction.process];
+                let position = indices.binary_search(&index).expect("in its process");
+                part.recorded_retry(position).is_some()
+            }
+        };
+        if !retried {
             findings.push(Finding::new(
                 Code::OneEra,
                 format!("/interactions/{index}/response/result"),
@@ -150,6 +175,51 @@ pub(super) fn one_era(cassette: &Cassette, findings: &mut Vec<Finding>) {
                 ),
             ));
         }
+    }
+}
+
+/// The recording's server processes, each as a cassette of its own with the
+/// cassette's index of each of its interactions; `None` when it has one.
+fn by_process(cassette: &Cassette) -> Option<BTreeMap<u32, (Vec<usize>, Cassette)>> {
+    let first = cassette.interactions.first()?.process;
+    if cassette.interactions.iter().all(|i| i.process == first) {
+        return None;
+    }
+    let mut processes: BTreeMap<u32, (Vec<usize>, Cassette)> = BTreeMap::new();
+    for (index, interaction) in cassette.interactions.iter().enumerate() {
+        let (indices, part) = processes
+            .entry(interaction.process)
+            .or_insert_with(|| (Vec::new(), cassette.header()));
+        indices.push(index);
+        part.interactions.push(interaction.clone());
+    }
+    Some(processes)
+}
+
+/// Interactions of a server process after those of a later one: a
+/// recording files each process's interactions together, in process
+/// order, so a hand edit moved one (or wrote it in the wrong process).
+/// Replay and verify still read each process's interactions wherever they
+/// are, so it is a warning.
+pub(super) fn process_order(cassette: &Cassette, findings: &mut Vec<Finding>) {
+    for (index, pair) in cassette.interactions.windows(2).enumerate() {
+        let (before, interaction) = (&pair[0], &pair[1]);
+        if interaction.process >= before.process {
+            continue;
+        }
+        let index = index + 1;
+        findings.push(Finding::new(
+            Code::ProcessOrder,
+            format!("/interactions/{index}"),
+            format!(
+                "interaction {index} (`{}`) is server process {}'s but follows process {}'s: \
+                 it is played in process {}, after that process's earlier interactions",
+                interaction.label(),
+                interaction.process,
+                before.process,
+                interaction.process,
+            ),
+        ));
     }
 }
 
@@ -301,4 +371,126 @@ fn unoffered(
     let server = cassette.server.as_ref()?;
     let offered = server.capabilities.get(capability).is_some();
     (!offered).then(|| format!("the recorded server does not offer the `{capability}` capability"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stdio cassette of `era` whose interactions are `(process, method,
+    /// result)`, each request numbered from 1 in its process.
+    fn cassette(era: &str, interactions: &[(u32, &str, Value)]) -> Cassette {
+        let mut ids = BTreeMap::new();
+        let interactions: Vec<Value> = interactions
+            .iter()
+            .map(|(process, method, result)| {
+                let id = ids.entry(*process).or_insert(0);
+                *id += 1;
+                json!({
+                    "request": {"jsonrpc": "2.0", "id": *id, "method": method,
+                        "params": {"name": "t", "requestState": "s"}},
+                    "response": {"jsonrpc": "2.0", "id": *id, "result": result},
+                    "process": process,
+                })
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "format_version": crate::cassette::FORMAT_VERSION,
+            "recorded_at": "2026-01-01T00:00:00Z",
+            "transport": {"kind": "stdio", "command": ["server"]},
+            "protocol": {"era": era},
+            "interactions": interactions,
+        }))
+        .unwrap()
+    }
+
+    fn codes(findings: &[Finding]) -> Vec<(Code, &str)> {
+        findings
+            .iter()
+            .map(|f| (f.code, f.pointer.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn a_repeat_is_a_duplicate_within_its_process_only() {
+        let ok = json!({});
+        let recorded = cassette(
+            "legacy",
+            &[
+                (0, "initialize", ok.clone()),
+                (0, "tools/list", ok.clone()),
+                (1, "initialize", ok.clone()),
+                (1, "tools/list", ok.clone()),
+                (1, "tools/list", ok.clone()),
+            ],
+        );
+        let mut findings = Vec::new();
+        duplicates(&recorded, &mut findings);
+        assert_eq!(codes(&findings), [(Code::Duplicate, "/interactions/4")]);
+        assert!(findings[0].message.contains("repeats interaction 3"));
+    }
+
+    #[test]
+    fn processes_out_of_order_are_found_where_the_number_goes_down() {
+        let ok = json!({});
+        let order = |processes: &[u32]| {
+            let interactions: Vec<(u32, &str, Value)> =
+                processes.iter().map(|&p| (p, "ping", ok.clone())).collect();
+            let mut findings = Vec::new();
+            process_order(&cassette("legacy", &interactions), &mut findings);
+            findings
+        };
+        assert!(order(&[0, 0, 1, 1, 2]).is_empty());
+        assert!(
+            order(&[0, 2, 2]).is_empty(),
+            "a number left out is no matter"
+        );
+        let found = order(&[0, 1, 0, 1, 1, 0]);
+        assert_eq!(
+            codes(&found),
+            [
+                (Code::ProcessOrder, "/interactions/2"),
+                (Code::ProcessOrder, "/interactions/5")
+            ]
+        );
+        assert_eq!(found[0].severity, super::super::Severity::Warning);
+        assert!(
+            found[0]
+                .message
+                .contains("server process 0's but follows process 1's"),
+            "{}",
+            found[0].message
+        );
+    }
+
+    #[test]
+    fn an_input_required_answer_is_retried_in_its_own_process() {
+        let asks = json!({"resultType": "input_required", "requestState": "s"});
+        let done = json!({"resultType": "complete"});
+        let discover = (0, "server/discover", json!({"resultType": "complete"}));
+        let with_retry = |retry_process: u32| {
+            let mut recorded = cassette(
+                "modern",
+                &[
+                    discover.clone(),
+                    (0, "tools/call", asks.clone()),
+                    (1, "server/discover", done.clone()),
+                    (1, "tools/call", done.clone()),
+                ],
+            );
+            recorded.interactions[3].process = retry_process;
+            let retry = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": {"name": "t", "requestState": "s", "inputResponses": {}}});
+            recorded.interactions[3].client =
+                serde_json::from_value(json!({"request": retry})).unwrap();
+            let mut findings = Vec::new();
+            one_era(&recorded, &mut findings);
+            findings
+        };
+        assert!(with_retry(0).is_empty(), "{:?}", with_retry(0));
+        assert_eq!(
+            codes(&with_retry(1)),
+            [(Code::OneEra, "/interactions/1/response/result")]
+        );
+    }
 }

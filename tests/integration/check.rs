@@ -220,6 +220,11 @@ fn mutations() -> Vec<(Code, &'static str, Mutation)> {
                     || i["request"]["params"]["name"] != "summarize"
             });
         }),
+        (Code::ProcessOrder, "demo-legacy.json", |d| {
+            // The handshake hand-moved into a second server process, the
+            // rest left in the first.
+            d["interactions"][0]["process"] = json!(1);
+        }),
         (Code::LikelySecret, "demo-legacy.json", |d| {
             call(d, "echo")["response"]["result"]["content"][0]["text"] =
                 json!("token: ghp_0123456789abcdefghijABCDEFGHIJ012345")
