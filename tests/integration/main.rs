@@ -48,5 +48,6 @@ mod torture;
 mod tsdk_progress;
 mod verify;
 mod verify_http;
+mod verify_processes;
 mod verify_sessions;
 mod verify_streams;
