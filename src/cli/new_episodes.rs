@@ -88,7 +88,13 @@ pub fn run_http(
         ..HttpReplayConfig::new(listen)
     };
     let summary = replay::serve_http_engine(&engine, http_config)?;
-    append(&engine, engine.cassette(), path, Vec::new(), upstream.finish())?;
+    append(
+        &engine,
+        engine.cassette(),
+        path,
+        Vec::new(),
+        upstream.finish(),
+    )?;
     conclude(&engine, &summary, matching, upstream.failures())
 }
 
@@ -109,6 +115,7 @@ fn engine(
         // era could not be forwarded to it.
         cross_era: CrossEra::Off,
         on_miss: None,
+        process: None,
     };
     let engine = Engine::with_config(recorded, config);
     super::logging::set_redactor(engine.redactor().clone());

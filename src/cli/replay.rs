@@ -58,6 +58,7 @@ pub fn replay_http(
         upstream: None,
         cross_era: matching.cross_era,
         on_miss: None,
+        process: None,
     };
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
@@ -135,6 +136,9 @@ fn replay_paced(
         upstream: None,
         cross_era: matching.cross_era,
         on_miss,
+        process: scope
+            .as_ref()
+            .map(|(_, ordinal)| format!("live server process {ordinal} of the test")),
     };
     if recorded_processes(&cassette).len() > 1 {
         return replay_processes(&cassette, config, matching, pace, scope);

@@ -56,6 +56,10 @@ pub struct ReplayConfig {
     /// client killing the replay (SIGKILL leaves no time to write one at
     /// the end).
     pub on_miss: Option<MissHook>,
+    /// Which server process of a test this replay is, named in its miss
+    /// reports (`live server process 2 of the test, playing recorded
+    /// process 1 of 3`); `None` for a replay of one process.
+    pub process: Option<String>,
 }
 
 /// See [`ReplayConfig::on_miss`].
@@ -71,6 +75,7 @@ impl ReplayConfig {
             upstream: None,
             cross_era: CrossEra::default(),
             on_miss: None,
+            process: None,
         }
     }
 }
@@ -84,6 +89,7 @@ impl std::fmt::Debug for ReplayConfig {
             .field("upstream", &self.upstream.is_some())
             .field("cross_era", &self.cross_era)
             .field("on_miss", &self.on_miss.is_some())
+            .field("process", &self.process)
             .finish()
     }
 }
@@ -881,7 +887,8 @@ impl Engine {
             rules: &rules,
         };
         let translates = self.translation(request) != Translation::None;
-        let miss = Miss::build(&self.cassette, request, refusal, context, !translates);
+        let mut miss = Miss::build(&self.cassette, request, refusal, context, !translates);
+        miss.process = self.config.process.clone();
         let seen = {
             let state = self.state();
             state.misses.len() + state.misses_not_kept

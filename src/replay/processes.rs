@@ -83,9 +83,19 @@ impl ProcessReplay {
     /// A replay of `cassette`'s recorded processes for one live process:
     /// `scope` is the test's, with this process's ordinal there.
     pub fn new(cassette: &Cassette, config: &ReplayConfig, scope: Option<(Scope, u32)>) -> Self {
-        let recorded: Vec<Recorded> = recorded_processes(cassette)
+        let processes = recorded_processes(cassette);
+        let count = processes.len();
+        let live = match &scope {
+            Some((_, ordinal)) => format!("live server process {ordinal} of the test"),
+            None => "the live server process".to_owned(),
+        };
+        let recorded: Vec<Recorded> = processes
             .into_iter()
             .map(|process| {
+                let mut config = config.clone();
+                config.process = Some(format!(
+                    "{live}, playing recorded process {process} of {count}"
+                ));
                 let mut part = cassette.header();
                 part.interactions = (cassette.interactions.iter())
                     .filter(|i| i.process == process)
@@ -96,7 +106,7 @@ impl ProcessReplay {
                 }
                 Recorded {
                     process,
-                    engine: Engine::with_config(part, config.clone()),
+                    engine: Engine::with_config(part, config),
                 }
             })
             .collect();

@@ -28,7 +28,9 @@ pub const NO_MATCH: i64 = -32000;
 pub const EXHAUSTED: i64 = -32001;
 
 /// JSON-RPC error code: `sequential` or `strict` expected another request.
-pub const OUT_OF_ORDER: i64 = -32002;
+/// Not -32002, which the legacy eras use for "resource not found" and
+/// 2026-07-28 forbids.
+pub const OUT_OF_ORDER: i64 = -32007;
 
 /// How many recorded requests a report shows.
 const CANDIDATES: usize = 3;
@@ -111,6 +113,10 @@ pub struct Miss {
     pub mode: String,
     /// The rules in force, described.
     pub rules: String,
+    /// Which server process of the test missed, and which recorded one it
+    /// played, when the cassette holds several (docs/processes.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
 }
 
 /// A recorded request shown in a report.
@@ -189,6 +195,7 @@ impl Miss {
             cassette: context.path.display().to_string(),
             mode: context.mode.to_owned(),
             rules: context.rules.describe(),
+            process: None,
         };
         miss.fixes = fixes(cassette, &miss, refusal, context);
         if let Some(mismatch) = &miss.era_mismatch {
@@ -262,6 +269,7 @@ impl Miss {
             "answered": self.answered,
             "closest": self.closest.first().map(|c| json!({"interaction": c.interaction, "method": c.method, "params": c.params})),
             "cassette": self.cassette,
+            "process": self.process,
             "era_mismatch": self.era_mismatch,
         })
     }
@@ -280,6 +288,9 @@ impl fmt::Display for Miss {
         writeln!(f, "mcpcassette: {headline}")?;
         writeln!(f, "  request:  {}", shorten(&self.request_text()))?;
         writeln!(f, "  cassette: {}", self.cassette)?;
+        if let Some(process) = &self.process {
+            writeln!(f, "  process:  {process}")?;
+        }
         writeln!(f, "  mode:     {}", self.mode)?;
         writeln!(f, "  rules:    {}", self.rules)?;
         if let Some(n) = self.answered {

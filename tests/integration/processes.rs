@@ -427,13 +427,19 @@ fn new_episodes_of_processes_at_the_same_time_are_all_appended() {
             })
             .collect();
         command = Command::new(command.get_program());
-        command.args(args).env("MCPCASSETTE_LOG", "info").env_remove("CI");
+        command
+            .args(args)
+            .env("MCPCASSETTE_LOG", "info")
+            .env_remove("CI");
         command
     };
     let mut peers: Vec<Peer> = (0..2).map(|_| started(episodes(&second))).collect();
     for (i, peer) in peers.iter_mut().enumerate() {
         let tag = format!("new-{i}");
-        assert_eq!(call(peer, "slow", json!({"tag": tag, "ms": 1})), format!("{tag} done"));
+        assert_eq!(
+            call(peer, "slow", json!({"tag": tag, "ms": 1})),
+            format!("{tag} done")
+        );
     }
     for peer in peers {
         let (status, stderr) = peer.finish();
@@ -441,6 +447,9 @@ fn new_episodes_of_processes_at_the_same_time_are_all_appended() {
     }
     let text = std::fs::read_to_string(&scope.cassette).unwrap();
     for tag in ["new-0", "new-1"] {
-        assert!(text.contains(&format!("\"{tag} done\"")), "{tag} lost:\n{text}");
+        assert!(
+            text.contains(&format!("\"{tag} done\"")),
+            "{tag} lost:\n{text}"
+        );
     }
 }

@@ -348,7 +348,9 @@ fn across_eras_recorded_errors_are_translated_and_replays_own_are_not() {
         "{}",
         early.response
     );
-    assert_eq!(mcpcassette::replay::OUT_OF_ORDER, -32002);
+    // Not a code either era gives a meaning: -32002 was legacy's
+    // "resource not found".
+    assert_eq!(mcpcassette::replay::OUT_OF_ORDER, -32007);
     let read = peer.request("resources/read", json!({"uri": missing, "_meta": meta}));
     assert_eq!(
         read.response["error"],
