@@ -190,7 +190,8 @@ impl ProcessReplay {
         match scope.claim(*ordinal, self.recorded[at].process) {
             Ok(ours) => ours,
             Err(e) => {
-                tracing::warn!("{e}; playing recorded process {} unclaimed", at);
+                let process = self.recorded[at].process;
+                tracing::warn!("{e}; playing recorded process {process} unclaimed");
                 true
             }
         }
@@ -380,6 +381,63 @@ mod tests {
         second.engine_for(&initialize());
         second.engine_for(&call("read"));
         assert_eq!((first.claimed(), second.claimed()), (Some(0), Some(1)));
+    }
+
+    #[tokio::test]
+    async fn the_process_claimed_after_a_handshake_answers_in_the_clients_era() {
+        let dir = tempfile::tempdir().unwrap();
+        let scope = Scope::open(dir.path(), &dir.path().join("c.json")).unwrap();
+        // A 2026-07-28 recording of two processes, told apart by their call.
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}});
+        let mut interactions = Vec::new();
+        for (process, tool) in [(0, "add"), (1, "mul")] {
+            for (method, params, result) in [
+                (
+                    "server/discover",
+                    json!({"_meta": meta}),
+                    json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}),
+                ),
+                (
+                    "tools/call",
+                    json!({"name": tool, "arguments": {}, "_meta": meta}),
+                    json!({"content": [{"type": "text", "text": tool}], "resultType": "complete"}),
+                ),
+            ] {
+                interactions.push(json!({"request": {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, "response": {"jsonrpc": "2.0", "id": 1, "result": result}, "process": process}));
+            }
+        }
+        let text = json!({"format_version": 1, "recorded_at": "2026-12-07T00:00:00Z",
+            "transport": {"kind": "stdio", "command": ["server"]},
+            "protocol": {"era": "modern", "version": "2026-07-28"},
+            "interactions": interactions});
+        let cassette =
+            crate::cassette::parse(std::path::Path::new("c.json"), &text.to_string()).unwrap();
+        let live = Arc::new(replay(&cassette, &scope, 0));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let sink = Sink::single(tx);
+        let mut tasks = JoinSet::new();
+        // A legacy client: its handshake is answered by the earliest
+        // recording, its call by the one it claims.
+        let handled =
+            Arc::clone(&live).handle(initialize(), &sink, &mut tasks, &HttpSituation::default());
+        assert!(matches!(handled, Handled::Answered(_)));
+        Arc::clone(&live).handle(call("mul"), &sink, &mut tasks, &HttpSituation::default());
+        while tasks.join_next().await.is_some() {}
+        assert_eq!(live.claimed(), Some(1));
+        let mut answers = Vec::new();
+        while let Ok(bytes) = rx.try_recv() {
+            answers.push(serde_json::from_slice::<Value>(&bytes).unwrap());
+        }
+        let answer = answers
+            .iter()
+            .find(|a| a["id"] == 1)
+            .expect("the call's answer");
+        assert_eq!(answer["result"]["content"][0]["text"], "mul");
+        assert!(
+            answer["result"].get("resultType").is_none(),
+            "a legacy client gets a legacy result: {answer}"
+        );
     }
 
     #[test]

@@ -49,6 +49,10 @@ impl Engine {
     /// nothing: the requests and notifications a live process sent before
     /// this engine was chosen for it.
     pub(crate) fn take_silently(&self, message: &Value) {
+        if matches!(jsonrpc::classify(message), Ok(Kind::Request)) {
+            // The era the client's handshake showed, as if it had seen it.
+            self.observe_client(message);
+        }
         let masked = self.masked_for_matching(message);
         let mut state = self.state();
         match jsonrpc::classify(message) {
