@@ -118,6 +118,9 @@ pub struct Builder {
     pinned: HashMap<usize, usize>,
     /// When the message being filed was seen, if it was timed.
     now: Option<Duration>,
+    /// Over HTTP, the interaction whose POST's SSE stream carries the
+    /// messages being filed ([`Builder::observe_on_stream`]).
+    stream_of: Option<usize>,
 }
 
 /// Unanswered client requests by id.
@@ -191,6 +194,7 @@ impl Builder {
             undecided_slots: 0,
             pinned: HashMap::new(),
             now: None,
+            stream_of: None,
         }
     }
 
@@ -305,6 +309,17 @@ impl Builder {
         self.now = Some(at);
         self.observe(direction, message);
         self.now = None;
+    }
+
+    /// Files one server message that arrived on the SSE stream answering
+    /// the POST that opened interaction `owner`: Streamable HTTP sends a
+    /// request's related notifications and requests on its own stream, so
+    /// it is that request's whatever else is in flight (with two calls
+    /// running at once, the most recent is often the other one).
+    pub fn observe_on_stream(&mut self, owner: Option<usize>, message: Value) {
+        self.stream_of = owner;
+        self.observe(Direction::ServerToClient, message);
+        self.stream_of = None;
     }
 
     /// Files one message. Messages that are not JSON-RPC are ignored: they
@@ -544,6 +559,14 @@ impl Builder {
         let stream = self.open_listen(message);
         let acknowledges =
             jsonrpc::method(message) == Some("notifications/subscriptions/acknowledged");
+        // The POST stream it came on ties it, unless that is a listen
+        // stream (its own rule follows).
+        if let Some(owner) = self.stream_of
+            && self.open.contains(&owner)
+            && !self.is_listen(owner)
+        {
+            return Place::During(owner, self.interactions[owner].during.len());
+        }
         let in_flight = self.open.iter().rev().find(|&&i| !self.is_listen(i));
         let owner = match (stream, acknowledges) {
             (Some(stream), true) => Some(stream),
@@ -1452,6 +1475,31 @@ mod tests {
         b.observe(S2C, answer(2));
         let c = b.finish();
         assert_eq!(logs(&c.interactions[1].during), vec![7]);
+    }
+
+    #[test]
+    fn over_http_a_log_on_a_posts_stream_is_that_posts_whatever_else_is_in_flight() {
+        let mut b = Builder::new(
+            String::new(),
+            Transport::StreamableHttp {
+                url: "http://127.0.0.1:1/mcp".into(),
+                endpoint: "/mcp".into(),
+                behaviour: Default::default(),
+            },
+        );
+        b.observe(C2S, call(1));
+        b.observe(C2S, call(2));
+        // The first call's stream carries a log while the second is the
+        // most recent in flight.
+        b.observe_on_stream(Some(0), log(7));
+        assert_eq!(b.last_filed().map(|(n, _)| n), Some(0));
+        // A stream whose request was answered already ties nothing.
+        b.observe(S2C, answer(1));
+        b.observe_on_stream(Some(0), log(8));
+        b.observe(S2C, answer(2));
+        let c = b.finish();
+        assert_eq!(logs(&c.interactions[0].during), vec![7]);
+        assert_eq!(logs(&c.interactions[1].during), vec![8]);
     }
 
     #[test]

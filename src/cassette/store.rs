@@ -417,6 +417,9 @@ struct JournalHeader {
 enum JournalEntry {
     Message {
         dir: Direction,
+        /// Over HTTP, the interaction whose POST's SSE stream carried it.
+        #[serde(default)]
+        on: Option<usize>,
         msg: Value,
     },
     Exchange {
@@ -535,6 +538,30 @@ impl Journal {
     pub fn append_raw(&mut self, dir: Direction, line: &[u8]) -> Result<(), CassetteError> {
         let mut entry = Vec::with_capacity(line.len() + 24);
         Journal::entry(&mut entry, dir, line);
+        self.append_entries(&entry)
+    }
+
+    /// Appends one server message that came on the SSE stream of the POST
+    /// that opened interaction `owner` (recovery files it there, as the
+    /// recorder did), as its text when that is given, else serialised.
+    pub fn append_on_stream(
+        &mut self,
+        owner: usize,
+        msg: &Value,
+        text: Option<&[u8]>,
+    ) -> Result<(), CassetteError> {
+        let serialised;
+        let line = match text {
+            Some(text) => text,
+            None => {
+                serialised = serde_json::to_vec(msg).expect("JSON values serialise");
+                &serialised
+            }
+        };
+        let mut entry = Vec::with_capacity(line.len() + 40);
+        entry.extend_from_slice(format!(r#"{{"dir":"s2c","on":{owner},"msg":"#).as_bytes());
+        entry.extend_from_slice(line);
+        entry.extend_from_slice(b"}\n");
         self.append_entries(&entry)
     }
 
@@ -841,9 +868,12 @@ fn recover_journal(cassette: &Path, journal: &Path) -> Result<Option<Recovery>, 
             Some(None) => break,
         };
         match read_entry(&line) {
-            Ok(JournalEntry::Message { dir, msg }) => {
+            Ok(JournalEntry::Message { dir, on, msg }) => {
                 let opened = builder.next_interaction();
-                builder.observe(dir, msg);
+                match on {
+                    Some(owner) => builder.observe_on_stream(Some(owner), msg),
+                    None => builder.observe(dir, msg),
+                }
                 // Held as the recorder held it, until its release line.
                 if http && builder.next_interaction() > opened {
                     builder.hold(opened);
@@ -1290,6 +1320,40 @@ mod tests {
         let cassette = load(&path).unwrap();
         assert_eq!(cassette.interactions.len(), 1);
         assert!(recover(&path).unwrap().is_empty(), "recovery happens once");
+    }
+
+    #[test]
+    fn a_message_journalled_on_a_posts_stream_is_recovered_under_that_post() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let http = Transport::StreamableHttp {
+            url: "http://127.0.0.1:1/mcp".into(),
+            endpoint: "/mcp".into(),
+            behaviour: Default::default(),
+        };
+        let mut journal =
+            Journal::create(&path, "2026-01-01T00:00:00Z", &http, &Rules::default()).unwrap();
+        let call = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t"}});
+        let answer = |id: u64| json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "first's"}});
+        journal.append(Direction::ClientToServer, &call(1)).unwrap();
+        journal.append(Direction::ClientToServer, &call(2)).unwrap();
+        journal.append_on_stream(0, &log, None).unwrap();
+        journal
+            .append(Direction::ServerToClient, &answer(1))
+            .unwrap();
+        journal
+            .append(Direction::ServerToClient, &answer(2))
+            .unwrap();
+        journal.abandon();
+        recover_one(&path);
+        let cassette = load(&path).unwrap();
+        assert_eq!(
+            cassette.interactions[0].during.len(),
+            1,
+            "under the first call"
+        );
+        assert!(cassette.interactions[1].during.is_empty());
     }
 
     #[test]

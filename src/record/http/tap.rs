@@ -302,7 +302,7 @@ impl Tap {
             edit(http);
         }
         for message in messages {
-            recording.observe(Direction::ServerToClient, message, text);
+            recording.observe_on_stream(primary, message, text);
         }
     }
 
@@ -407,7 +407,30 @@ impl Recording {
     /// text, when it came alone: if nothing in it needs masking it is
     /// journalled as it is, with no walk over the tree to mask and no
     /// second serialisation (every call costs two messages).
-    fn observe(&mut self, direction: Direction, mut message: Value, text: Option<&[u8]>) {
+    fn observe(&mut self, direction: Direction, message: Value, text: Option<&[u8]>) {
+        let message = self.masked_and_journalled(direction, message, text, None);
+        self.builder.observe(direction, message);
+    }
+
+    /// [`Recording::observe`] for a server message that came on the SSE
+    /// stream of the POST that opened interaction `owner`, which it is tied
+    /// to ([`Builder::observe_on_stream`]); the journal says so too.
+    fn observe_on_stream(&mut self, owner: Option<usize>, message: Value, text: Option<&[u8]>) {
+        let direction = Direction::ServerToClient;
+        let message = self.masked_and_journalled(direction, message, text, owner);
+        self.builder.observe_on_stream(owner, message);
+    }
+
+    /// Masks `message` (unless its text shows there is nothing to mask),
+    /// checks it against the schema and journals it (as carried by the
+    /// stream of interaction `on`'s POST, when it was): what is then filed.
+    fn masked_and_journalled(
+        &mut self,
+        direction: Direction,
+        mut message: Value,
+        text: Option<&[u8]>,
+        on: Option<usize>,
+    ) -> Value {
         let clean = text.filter(|text| self.nothing_to_mask(text));
         if clean.is_none() {
             if !self.sessions.is_empty() {
@@ -418,11 +441,17 @@ impl Recording {
         for warning in self.watch.message(direction, &message) {
             tracing::warn!("{warning}");
         }
-        match clean {
-            Some(text) => self.journal_text(direction, text),
-            None => self.journal_message(direction, &message),
+        match (on, clean) {
+            (Some(owner), clean) => {
+                self.journalled |= self.journal.is_some();
+                journal_with(&mut self.journal, |journal| {
+                    journal.append_on_stream(owner, &message, clean)
+                });
+            }
+            (None, Some(text)) => self.journal_text(direction, text),
+            (None, None) => self.journal_message(direction, &message),
         }
-        self.builder.observe(direction, message);
+        message
     }
 
     /// Whether masking would leave the message whose text is `text` as it
