@@ -205,3 +205,39 @@ def test_the_readme_agent_example_records_every_process_then_replays_in_ci(pytes
     (pytester.path / "server.py").write_text("raise SystemExit('the server was started')\n")
     monkeypatch.setenv("CI", "true")
     run(pytester).assert_outcomes(passed=1)
+
+
+def test_a_stdio_and_an_http_server_in_one_test_get_a_cassette_each(project, monkeypatch, http_server, tmp_path):
+    project.makepyfile(
+        test_both="""
+        import os
+        import anyio
+        from mcp import ClientSession
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def echo(streams_context):
+            async with streams_context as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    return (await session.call_tool("echo", {"message": "hi"})).content[0].text
+
+        def test_both(mcp_cassette):
+            local = mcp_cassette.stdio(os.environ["DEMO_SERVER"])
+            remote = mcp_cassette.http(os.environ["HTTP_URL"])
+            again = mcp_cassette.http(os.environ["HTTP_URL"])
+            assert again is remote
+            assert anyio.run(echo, stdio_client(local.parameters())) == "echo: hi"
+            assert anyio.run(echo, streamable_http_client(remote.url)).endswith("hi")
+        """
+    )
+    run(project, "test_both.py").assert_outcomes(passed=1)
+    cassettes = project.path / "cassettes" / "test_both"
+    assert sorted(p.name for p in cassettes.iterdir()) == ["test_both-2.json", "test_both.json"]
+    remote = json.loads((cassettes / "test_both-2.json").read_text())
+    assert remote["transport"]["kind"] == "streamable_http", remote["transport"]
+
+    http_server.stop()
+    monkeypatch.setenv("DEMO_SERVER", str(tmp_path / "no-such-server"))
+    monkeypatch.setenv("CI", "true")
+    run(project, "test_both.py").assert_outcomes(passed=1)

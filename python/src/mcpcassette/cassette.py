@@ -98,6 +98,8 @@ class Outcome:
 @dataclass
 class _Started:
     report: Path
+    path: Path
+    existed: bool
     http: Optional[HttpServer] = None
     upstream: Optional[str] = None
 
@@ -142,6 +144,9 @@ class Cassette:
         self._report_dir = Path(report_dir)
         self._started: list[_Started] = []
         self._stdio: dict[tuple, _Stdio] = {}
+        #: Every server the test asked for, by command, URL or name: its cassette.
+        self._paths: dict[tuple, Path] = {}
+        self._http: dict[tuple, HttpServer] = {}
         #: Whether the cassette was there before the test (so it replays).
         self.existed = self.path.exists()
 
@@ -181,12 +186,19 @@ class Cassette:
             cwd=str(cwd) if cwd is not None else None,
         )
 
-    def http(self, upstream: str, *, timeout: float = 10.0) -> HttpServer:
+    def http(self, upstream: str, *, timeout: float = 10.0, name: Optional[str] = None) -> HttpServer:
         """A Streamable HTTP endpoint in front of the server at
         ``upstream``: a recording proxy, or a replay that never contacts it.
-        Listens on 127.0.0.1 and a free port."""
+        Listens on 127.0.0.1 and a free port. A second server in the test
+        gets a cassette of its own, as with :meth:`stdio`; asking again for
+        the same URL (or name) gives the same endpoint."""
+        key = ("name", name) if name else ("http", upstream)
+        if key in self._http:
+            return self._http[key]
+        path = self._path_for(key, name)
+        existed = path.exists()
         report = self._next_report()
-        argv = [self.binary, *self._run_args(report), "--upstream", upstream, "--listen", "127.0.0.1:0"]
+        argv = [self.binary, *self._run_args(report, path), "--upstream", upstream, "--listen", "127.0.0.1:0"]
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -205,24 +217,26 @@ class Cassette:
                 + "".join(stderr)
             )
         server = HttpServer(url=url, process=process, stderr=stderr)
-        self._started.append(_Started(report=report, http=server, upstream=upstream))
+        self._started.append(_Started(report=report, path=path, existed=existed, http=server, upstream=upstream))
+        self._http[key] = server
         return server
 
     @property
     def paths(self) -> list[Path]:
-        """Every cassette the test's servers use."""
-        stdio = [s.path for s in self._stdio.values()]
-        return stdio + ([self.path] if self._started and self.path not in stdio else [])
+        """Every cassette the test's servers use, in the order it asked."""
+        return list(self._paths.values())
 
-    def _stdio_server(self, command: str, args: Sequence[str], name: Optional[str]) -> _Stdio:
-        key = ("name", name) if name else ("command", command, tuple(args))
-        server = self._stdio.get(key)
-        if server is not None:
-            return server
+    def _path_for(self, key: tuple, name: Optional[str]) -> Path:
+        """The cassette of the server ``key``: the test's own for the first
+        unnamed one, ``<test>-N.json`` for the N-th, ``<test>.<name>.json``
+        for a named one."""
+        path = self._paths.get(key)
+        if path is not None:
+            return path
         if name:
             path = self.path.with_name(f"{self.path.stem}.{_safe(name)}.json")
         else:
-            unnamed = sum(1 for k in self._stdio if k[0] == "command")
+            unnamed = sum(1 for k in self._paths if k[0] != "name")
             path = self.path if unnamed == 0 else self.path.with_name(f"{self.path.stem}-{unnamed + 1}.json")
         if self.mode == "none" and not path.exists():
             raise CassetteError(
@@ -230,6 +244,15 @@ class Cassette:
                 "never records, so the server was not started. Record it outside CI "
                 "(`pytest --mcp-record-mode=once`, the default there) and commit it."
             )
+        self._paths[key] = path
+        return path
+
+    def _stdio_server(self, command: str, args: Sequence[str], name: Optional[str]) -> _Stdio:
+        key = ("name", name) if name else ("command", command, tuple(args))
+        server = self._stdio.get(key)
+        if server is not None:
+            return server
+        path = self._path_for(key, name)
         self._report_dir.mkdir(parents=True, exist_ok=True)
         scope = self._report_dir / f"scope-{len(self._stdio) + 1}"
         server = _Stdio(path=path, scope=scope, existed=path.exists())
@@ -268,7 +291,7 @@ class Cassette:
                 except (OSError, ValueError):
                     pass
                 report = _wait(started.report, timeout)
-            out.append(Outcome(self.path, report, self._problems(report)))
+            out.append(Outcome(started.path, report, self._problems(report)))
         return out
 
     def failure(self, timeout: float = 5.0, stop: bool = False) -> Optional[str]:
@@ -295,9 +318,9 @@ class Cassette:
         for server in self._stdio.values():
             if server.existed and server.path.exists():
                 targets.append((server.path, []))
-        upstreams = [s.upstream for s in self._started if s.upstream]
-        if upstreams and self.existed and self.path.exists():
-            targets.append((self.path, ["--url", upstreams[0]]))
+        for started in self._started:
+            if started.upstream and started.existed and started.path.exists():
+                targets.append((started.path, ["--url", started.upstream]))
         failures = []
         env = dict(os.environ, NO_COLOR="1")
         for path, extra in targets:
@@ -347,16 +370,10 @@ class Cassette:
         report = self._report_dir / f"report-{len(self._started) + 1}.json"
         if report.exists():
             report.unlink()
-        if self.mode == "none" and not self.path.exists():
-            raise CassetteError(
-                f"no cassette at {self.path}, and mode `none` ({self.mode_source or 'asked for'}) "
-                "never records, so the server was not started. Record it outside CI "
-                "(`pytest --mcp-record-mode=once`, the default there) and commit it."
-            )
         return report
 
-    def _run_args(self, report: Path) -> list[str]:
-        argv = ["run", "--mode", self.mode, "--cassette", str(self.path), "--report", str(report)]
+    def _run_args(self, report: Path, path: Path) -> list[str]:
+        argv = ["run", "--mode", self.mode, "--cassette", str(path), "--report", str(report)]
         if self.fail_on_unused:
             argv.append("--fail-on-unused")
         return argv + self.options
