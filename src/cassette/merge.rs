@@ -89,16 +89,18 @@ fn join(cassette: &mut Cassette, header: Cassette, recorded: Vec<Interaction>, p
 /// Whether the cassette at `path` was stamped `recorded_at`, by another
 /// process of the same recording.
 fn same_recording(path: &Path, recorded_at: &str) -> bool {
-    let Ok(mut file) = std::fs::File::open(path) else {
+    let Ok(file) = std::fs::File::open(path) else {
         return false;
     };
-    let mut head = vec![0; HEAD];
-    let read = read_up_to(&mut file, &mut head);
+    let mut head = Vec::with_capacity(HEAD);
+    if file.take(HEAD as u64).read_to_end(&mut head).is_err() {
+        return false;
+    }
     let needle = format!("\"recorded_at\": {}", serde_json::json!(recorded_at));
-    if String::from_utf8_lossy(&head[..read]).contains(&needle) {
+    if String::from_utf8_lossy(&head).contains(&needle) {
         return true;
     }
-    if read < HEAD {
+    if head.len() < HEAD {
         return false;
     }
     // Hand-edited, its keys moved: read the stamp wherever it is.
@@ -111,18 +113,6 @@ fn same_recording(path: &Path, recorded_at: &str) -> bool {
         .ok()
         .and_then(|file| serde_json::from_reader::<_, Stamp>(std::io::BufReader::new(file)).ok())
         .is_some_and(|stamp| stamp.recorded_at == recorded_at)
-}
-
-/// Fills `buffer` from `file` as far as the file goes; how much it read.
-fn read_up_to(file: &mut std::fs::File, buffer: &mut [u8]) -> usize {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read(&mut buffer[filled..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => filled += n,
-        }
-    }
-    filled
 }
 
 #[cfg(test)]

@@ -113,6 +113,28 @@ impl Scope {
         Ok(scope)
     }
 
+    /// The scope in `dir` that processes joined already, for the cassette
+    /// its file names; [`CassetteError::Scope`] when none did.
+    pub fn existing(dir: &Path) -> Result<Scope, CassetteError> {
+        let scope = Scope {
+            dir: dir.into(),
+            cassette: PathBuf::new(),
+        };
+        if !scope.file().exists() {
+            return Err(CassetteError::Scope {
+                path: scope.file(),
+                message: "not a scope: no server process joined it".into(),
+            });
+        }
+        let cassette = scope.with_state(|state| state.cassette.clone())?;
+        Ok(Scope { cassette, ..scope })
+    }
+
+    /// The cassette the scope's processes share.
+    pub fn cassette(&self) -> &Path {
+        &self.cassette
+    }
+
     /// The folder.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -166,11 +188,6 @@ impl Scope {
     /// What the scope does, once its first process decided.
     pub fn action(&self) -> Result<Option<ScopeAction>, CassetteError> {
         self.with_state(|state| state.action)
-    }
-
-    /// Where process `ordinal` writes its report.
-    pub fn report_path(&self, ordinal: u32) -> PathBuf {
-        self.dir.join(format!("process-{ordinal}.report.json"))
     }
 
     /// Runs `f` while holding the scope's lock: recorders of one scope
@@ -267,6 +284,17 @@ mod tests {
         assert!(!scope.claim(1, 3).unwrap());
         assert!(scope.claim(1, 4).unwrap());
         assert_eq!(scope.claimed_by_others(1).unwrap(), vec![3]);
+    }
+
+    #[test]
+    fn an_existing_scope_names_its_cassette_and_an_empty_folder_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let cassette = dir.path().join("c.json");
+        Scope::open(dir.path(), &cassette).unwrap();
+        assert_eq!(Scope::existing(dir.path()).unwrap().cassette(), cassette);
+        let empty = tempfile::tempdir().unwrap();
+        let error = Scope::existing(empty.path()).unwrap_err().to_string();
+        assert!(error.contains("not a scope"), "{error}");
     }
 
     #[test]

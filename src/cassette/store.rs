@@ -35,7 +35,7 @@ pub fn process_journal_path(cassette: &Path, process: u32) -> PathBuf {
 
 /// Every journal beside `cassette` (of any of its processes), first
 /// process first.
-pub fn journals(cassette: &Path) -> Vec<(u32, PathBuf)> {
+pub fn journals(cassette: &Path) -> Vec<PathBuf> {
     let name = cassette.file_name().unwrap_or_default().to_string_lossy();
     let process_of = |file: &str| -> Option<u32> {
         let rest = file.strip_prefix(name.as_ref())?.strip_suffix(".journal")?;
@@ -58,7 +58,7 @@ pub fn journals(cassette: &Path) -> Vec<(u32, PathBuf)> {
         Err(_) => Vec::new(),
     };
     found.sort();
-    found
+    found.into_iter().map(|(_, path)| path).collect()
 }
 
 /// The recorder that holds `journal` locked, if one does: its journal's
@@ -784,7 +784,7 @@ fn is_zero(n: &u32) -> bool {
 /// journals and says so, one [`Recovery`] per journal. A journal a live
 /// recorder holds is never taken: [`CassetteError::Busy`] names it.
 pub fn recover(cassette: &Path) -> Result<Vec<Recovery>, CassetteError> {
-    for (_, journal) in journals(cassette) {
+    for journal in journals(cassette) {
         if let Some(pid) = journal_owner(&journal) {
             return Err(CassetteError::Busy { journal, pid });
         }
@@ -796,7 +796,7 @@ pub fn recover(cassette: &Path) -> Result<Vec<Recovery>, CassetteError> {
 /// the processes of one scope, whose siblings record beside them.
 pub fn recover_idle(cassette: &Path) -> Result<Vec<Recovery>, CassetteError> {
     let mut recovered = Vec::new();
-    for (_, journal) in journals(cassette) {
+    for journal in journals(cassette) {
         if let Some(recovery) = recover_journal(cassette, &journal)? {
             recovered.push(recovery);
         }

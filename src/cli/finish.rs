@@ -16,8 +16,8 @@ use super::exit;
 /// reports of processes that died without a final one, and prints the
 /// scope's outcome as JSON on stdout.
 pub fn run(args: FinishArgs) -> anyhow::Result<ExitCode> {
-    let cassette = scope_cassette(&args.scope)?;
-    let scope = Scope::open(&args.scope, &cassette)?;
+    let scope = Scope::existing(&args.scope)?;
+    let cassette = scope.cassette().to_owned();
     let action = scope.action()?;
     let recovered = scope.locked(|| cassette::recover_idle(&cassette))??;
     for recovery in &recovered {
@@ -55,25 +55,6 @@ pub fn run(args: FinishArgs) -> anyhow::Result<ExitCode> {
     });
     println!("{}", serde_json::to_string_pretty(&outcome)?);
     Ok(ExitCode::from(exit::OK))
-}
-
-/// The cassette the scope in `dir` serves, as its scope file says.
-fn scope_cassette(dir: &Path) -> anyhow::Result<PathBuf> {
-    #[derive(serde::Deserialize)]
-    struct Named {
-        cassette: PathBuf,
-    }
-    let file = dir.join("scope.json");
-    let text = std::fs::read(&file).with_context(|| {
-        format!(
-            "{} is not a scope: no server process joined it (no {})",
-            dir.display(),
-            file.display()
-        )
-    })?;
-    let named: Named = serde_json::from_slice(&text)
-        .with_context(|| format!("{}: not a scope file mcpcassette wrote", file.display()))?;
-    Ok(named.cassette)
 }
 
 /// The scope's process reports, in the order they were started.

@@ -171,11 +171,11 @@ fn replay_processes(
     match replay.claimed() {
         Some(_) => tracing::info!(
             "{live}played recorded process {process} of {}",
-            replay.recorded()
+            replay.recorded_count()
         ),
         None => tracing::info!(
             "{live}played recorded process {process} of {}, shared with another live process",
-            replay.recorded()
+            replay.recorded_count()
         ),
     }
     let summary = engine.summary();

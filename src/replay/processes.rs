@@ -31,7 +31,7 @@ use tokio::task::JoinSet;
 
 use super::engine::lookup::Lookup;
 use super::engine::{Engine, ReplayConfig};
-use crate::cassette::{Cassette, HttpSituation, Interaction, Scope};
+use crate::cassette::{Cassette, HttpSituation, Scope};
 use crate::jsonrpc::{self, Kind};
 use crate::serve::{Handled, Handler, HttpProfile, Sink};
 
@@ -122,7 +122,7 @@ impl ProcessReplay {
     }
 
     /// How many processes the cassette recorded.
-    pub fn recorded(&self) -> usize {
+    pub fn recorded_count(&self) -> usize {
         self.recorded.len()
     }
 
@@ -289,11 +289,6 @@ impl Handler for ProcessReplay {
         }
     }
 
-    fn recorded(&self, position: usize) -> Option<&Interaction> {
-        let _ = position;
-        None
-    }
-
     fn http_profile(&self) -> HttpProfile {
         self.recorded[0].engine.http_profile()
     }
@@ -302,6 +297,7 @@ impl Handler for ProcessReplay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cassette::Interaction;
     use serde_json::json;
 
     /// A cassette of `processes`, each a list of (tool name, answer text).
