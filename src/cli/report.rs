@@ -13,7 +13,7 @@ use std::path::Path;
 
 use mcpcassette::cassette;
 use mcpcassette::redact::{self, Redactor};
-use mcpcassette::replay::{Engine, Summary};
+use mcpcassette::replay::{Engine, Miss, Summary};
 use serde_json::{Value, json};
 
 /// Says that a run has started (and so that a final report will follow),
@@ -78,16 +78,15 @@ pub fn as_misses_happen(
     redactor: Redactor,
 ) -> mcpcassette::replay::MissHook {
     let (path, cassette, mode) = (path.to_owned(), cassette.to_owned(), mode.to_owned());
-    let misses = std::sync::Mutex::new(Vec::<Value>::new());
-    std::sync::Arc::new(move |miss: &mcpcassette::replay::Miss| {
-        let mut misses = misses.lock().unwrap_or_else(|p| p.into_inner());
-        let mut value = serde_json::to_value(miss).unwrap_or(Value::Null);
-        if let Value::Object(fields) = &mut value {
-            fields.insert("text".to_owned(), Value::String(miss.to_string()));
-        }
+    // The misses kept, and how many more there were.
+    let misses = std::sync::Mutex::new((Vec::<Value>::new(), 0_usize));
+    std::sync::Arc::new(move |miss: &Miss| {
+        let mut guard = misses.lock().unwrap_or_else(|p| p.into_inner());
+        let (kept, not_kept) = &mut *guard;
         // Bounded as the final report is: the first ones, then a count.
-        if misses.len() < MISSES_AS_THEY_HAPPEN {
-            misses.push(value);
+        match kept.len() < MISSES_AS_THEY_HAPPEN {
+            true => kept.push(miss_json(miss)),
+            false => *not_kept += 1,
         }
         let report = json!({
             "cassette": cassette,
@@ -95,7 +94,8 @@ pub fn as_misses_happen(
             "finished": false,
             "pid": std::process::id(),
             "exit_code": super::exit::UNMATCHED,
-            "misses": *misses,
+            "misses": kept,
+            "misses_not_kept": not_kept,
         });
         if let Err(e) = write(&path, report, &redactor) {
             tracing::warn!("cannot write the report as misses happen: {e:#}");
@@ -115,17 +115,7 @@ pub fn replayed(path: &Path, engine: &Engine, summary: &Summary, code: u8) -> an
         .iter()
         .map(|&p| json!({"interaction": p, "message": redact::mask_value(interactions[p].client.message())}))
         .collect();
-    let misses: Vec<Value> = summary
-        .misses
-        .iter()
-        .map(|miss| {
-            let mut value = serde_json::to_value(miss).unwrap_or(Value::Null);
-            if let Value::Object(fields) = &mut value {
-                fields.insert("text".to_owned(), Value::String(miss.to_string()));
-            }
-            value
-        })
-        .collect();
+    let misses: Vec<Value> = summary.misses.iter().map(miss_json).collect();
     let report = json!({
         "cassette": engine.config().path,
         "mode": engine.config().mode,
@@ -140,6 +130,16 @@ pub fn replayed(path: &Path, engine: &Engine, summary: &Summary, code: u8) -> an
         "unanswered": summary.unanswered,
     });
     write(path, report, engine.redactor())
+}
+
+/// A miss as the report keeps it: its fields, and `text`, the report as
+/// stderr showed it.
+fn miss_json(miss: &Miss) -> Value {
+    let mut value = serde_json::to_value(miss).unwrap_or(Value::Null);
+    if let Value::Object(fields) = &mut value {
+        fields.insert("text".to_owned(), Value::String(miss.to_string()));
+    }
+    value
 }
 
 /// Writes `report` atomically, masked by `redactor` (what the cassette or
