@@ -14,6 +14,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
+use crate::support::notes::{call, finish_scope, notes_server, run_scoped, started};
 use crate::support::peer::Peer;
 use crate::support::{demo_server_path, mcpcassette};
 
@@ -34,7 +35,7 @@ impl Scope {
         Scope {
             cassette: dir.path().join("cassettes/test.json"),
             notes: dir.path().join("notes.txt"),
-            server: demo_server_path().with_file_name("notes_server"),
+            server: notes_server(),
             dir,
             number: 0,
         }
@@ -54,59 +55,16 @@ impl Scope {
 
     /// `run --scope SCOPE` in front of the notes server.
     fn command(&self, scope: &Path) -> Command {
-        let mut command = mcpcassette();
-        command
-            .args(["run", "--mode", "once", "--cassette"])
-            .arg(&self.cassette)
-            .arg("--scope")
-            .arg(scope)
-            .arg("--")
-            .arg(&self.server)
-            .arg(&self.notes);
-        command
+        run_scoped(&self.cassette, scope, &self.server, &self.notes)
     }
 
     /// `mcpcassette finish --scope SCOPE`, its JSON.
     fn finish(&self, scope: &Path) -> Value {
-        let output = mcpcassette()
-            .args(["finish", "--scope"])
-            .arg(scope)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
+        finish_scope(scope)
     }
 
     fn recorded(&self) -> Value {
         serde_json::from_slice(&std::fs::read(&self.cassette).unwrap()).unwrap()
-    }
-}
-
-/// A process started and through its handshake.
-fn started(command: Command) -> Peer {
-    let mut peer = Peer::spawn(command);
-    let init = peer.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    assert_eq!(
-        init.result()["serverInfo"]["name"],
-        "notes-server",
-        "{init:?}"
-    );
-    peer.notify("notifications/initialized", json!({}));
-    peer
-}
-
-fn call(peer: &mut Peer, tool: &str, arguments: Value) -> String {
-    let answer = peer.request("tools/call", json!({"name": tool, "arguments": arguments}));
-    match answer.response.get("result") {
-        Some(result) => result["content"][0]["text"].as_str().unwrap().to_owned(),
-        None => format!("error {}", answer.response["error"]["code"]),
     }
 }
 

@@ -14,6 +14,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
+use crate::support::notes::{call, finish_scope, notes_server, run_scoped, started};
 use crate::support::peer::Peer;
 use crate::support::{demo_server_path, initialize_demo, mcpcassette};
 
@@ -42,7 +43,7 @@ impl Notes {
             format!(
                 "#!/bin/sh\necho started >> '{}'\nexec '{}' \"$@\"\n",
                 starts.display(),
-                demo_server_path().with_file_name("notes_server").display()
+                notes_server().display()
             ),
         )
         .unwrap();
@@ -65,35 +66,15 @@ impl Notes {
         let answers = calls
             .iter()
             .map(|(tool, arguments)| {
-                let mut command = mcpcassette();
-                command
-                    .args(["run", "--mode", "once", "--cassette"])
-                    .arg(&self.cassette)
-                    .arg("--scope")
-                    .arg(&scope)
-                    .arg("--")
-                    .arg(&self.server)
-                    .arg(&self.notes);
-                let mut peer = Peer::spawn(command);
-                let init = peer.request(
-                    "initialize",
-                    json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-                );
-                assert_eq!(init.result()["serverInfo"]["name"], "notes-server");
-                peer.notify("notifications/initialized", json!({}));
-                let answer = peer
-                    .request(
-                        "tools/call",
-                        json!({"name": tool, "arguments": arguments}),
-                    )
-                    .text()
-                    .to_owned();
+                let command = run_scoped(&self.cassette, &scope, &self.server, &self.notes);
+                let mut peer = started(command);
+                let answer = call(&mut peer, tool, arguments.clone());
                 let (status, stderr) = peer.finish();
                 assert!(status.success(), "{stderr}");
                 answer
             })
             .collect();
-        finish(&scope);
+        finish_scope(&scope);
         answers
     }
 
@@ -153,19 +134,6 @@ impl Notes {
 }
 
 /// `mcpcassette finish --scope DIR`, which must succeed.
-fn finish(scope: &Path) {
-    let output = mcpcassette()
-        .args(["finish", "--scope"])
-        .arg(scope)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -323,7 +291,7 @@ fn demo_recording(dir: &Path) -> PathBuf {
         let (status, stderr) = peer.finish();
         assert!(status.success(), "{stderr}");
     }
-    finish(&scope);
+    finish_scope(&scope);
     cassette
 }
 

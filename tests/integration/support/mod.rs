@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod loopback;
+pub mod notes;
 pub mod oauth;
 pub mod peer;
 pub mod pinned;
