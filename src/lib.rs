@@ -24,6 +24,9 @@
 //! - [`mock`] is a programmable MCP server for tests: it fails, hangs or
 //!   changes on demand and records every call for assertions; [`testkit`]
 //!   connects a client to one per test.
+//! - [`faults`] makes a replayed or fixture-served server misbehave as a
+//!   list of fault rules says (errors, delays, hangs, hang-ups, nonsense,
+//!   HTTP statuses, changed lists), deterministically by seed.
 //! - [`protocol`] names the eras and versions.
 
 // The crate's toolbox and the CLI's own machinery: used through the
@@ -40,6 +43,7 @@ mod transport;
 pub mod cassette;
 pub mod check;
 pub mod drift;
+pub mod faults;
 pub mod fixture;
 #[cfg(fuzzing)]
 #[doc(hidden)]

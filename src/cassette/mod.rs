@@ -3,6 +3,7 @@
 mod append;
 mod builder;
 mod error;
+mod faults;
 mod format;
 mod merge;
 mod presize;
@@ -16,6 +17,11 @@ mod workdir;
 
 pub use builder::{Builder, Direction, Finished, InteractionStream, describe, now_rfc3339};
 pub use error::CassetteError;
+pub use faults::{
+    Delay, Disconnect, Edit, EditOp, FAULT_KINDS, FAULT_SELECTORS, Fault, FaultRule, FaultSelect,
+    Faults, FaultsError, HttpStatus, ListChange, ListKind, MAX_DELAY_MS, Malformed, Wait,
+    load_faults,
+};
 pub use format::{
     Cassette, ClientMessage, Event, FORMAT_VERSION, Interaction, ProtocolInfo, ServerIdentity,
     Transport,

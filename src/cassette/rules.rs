@@ -10,6 +10,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::faults::{Faults, FaultsError};
 use crate::json::Selector;
 use crate::jsonrpc::RpcError;
 use crate::redact::{RedactRule, RegexText};
@@ -133,6 +134,10 @@ pub struct Rules {
     /// `bearer` or `oauth` for a cassette of a protected server.
     #[serde(default, skip_serializing_if = "is_default")]
     pub auth: Auth,
+    /// Faults applied whenever this cassette replays (a faults overlay,
+    /// `docs/faults.md`), kept as written; [`Rules::faults`] reads them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Value>,
 }
 
 fn yes() -> bool {
@@ -160,6 +165,7 @@ impl Default for Rules {
             normalize: Vec::new(),
             default_redaction: true,
             auth: Auth::default(),
+            faults: Vec::new(),
         }
     }
 }
@@ -208,7 +214,14 @@ impl Rules {
                 return Err(RulesError::CaseError { case: i });
             }
         }
+        self.faults()?;
         Ok(())
+    }
+
+    /// The faults of `faults`, read (their seed is 0: a rule with a
+    /// `probability` can carry its own `seed`).
+    pub fn faults(&self) -> Result<Faults, RulesError> {
+        Faults::from_rules(&self.faults, 0, "/faults").map_err(RulesError::Faults)
     }
 
     /// A one-line description, for reports.
@@ -252,6 +265,9 @@ pub enum RulesError {
     /// A redaction rule (`redact`) that cannot be built.
     #[error(transparent)]
     Redaction(#[from] crate::redact::RedactError),
+    /// A fault rule (`faults`) that cannot be used.
+    #[error("{}: {}", .0.pointer, .0.message)]
+    Faults(FaultsError),
 }
 
 impl RulesError {
@@ -262,6 +278,7 @@ impl RulesError {
             RulesError::CaseAnswer { case } => format!("/cases/{case}"),
             RulesError::CaseError { case } => format!("/cases/{case}/error"),
             RulesError::Redaction(_) => String::new(),
+            RulesError::Faults(e) => e.pointer.clone(),
         }
     }
 
@@ -275,6 +292,7 @@ impl RulesError {
                 "needs an integer `code` and a string `message`".to_owned()
             }
             RulesError::Redaction(e) => e.to_string(),
+            RulesError::Faults(e) => e.message.clone(),
         }
     }
 }

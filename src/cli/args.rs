@@ -193,6 +193,10 @@ pub struct RecordArgs {
     /// The cassette to write (replaced if it exists; its rules are kept).
     #[arg(long, value_name = "PATH")]
     pub cassette: PathBuf,
+    /// Refused: faults apply only when replaying (a fault must never
+    /// reach a cassette).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub faults: Option<PathBuf>,
     /// Record a Streamable HTTP server at this URL, as a reverse proxy.
     /// `https://` needs a build with the `tls` feature, which trusts the
     /// system's root certificates and those in the PEM file named by
@@ -407,6 +411,12 @@ pub struct MatchArgs {
     /// only as the recorded server would have (off).
     #[arg(long, value_enum, default_value_t = CrossEra::Auto)]
     pub cross_era: CrossEra,
+    /// Make the replayed server misbehave as this faults file says
+    /// (errors, delays, hangs, hang-ups, HTTP statuses, changed lists;
+    /// docs/faults.md), after the cassette's own `rules.faults`. Only when
+    /// replaying: a recording refuses it.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
 }
 
 /// `mcpcassette verify`.

@@ -185,7 +185,7 @@ fn conclude(
     matching: &MatchArgs,
     failures: Option<(usize, mcpcassette::replay::UpstreamFailure)>,
 ) -> anyhow::Result<ExitCode> {
-    let code = replay::finish(engine, summary, matching)?;
+    let code = replay::finish(engine, summary, matching, None)?;
     if let Some((failed, reason)) = failures {
         tracing::error!(
             "{failed} request(s) could not be forwarded to the server for new episodes: {reason}"

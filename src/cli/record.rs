@@ -49,6 +49,12 @@ impl RedactArgs {
 /// Records a stdio server (exiting with its status) or an HTTP one (until
 /// SIGINT or SIGTERM).
 pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    if let Some(faults) = &args.faults {
+        anyhow::bail!(
+            "--faults {}: record never applies faults (a fault must never reach a cassette); record without it, then `mcpcassette replay --faults`",
+            faults.display()
+        );
+    }
     super::redactor(
         args.redaction.redact.clone(),
         args.redaction.redact_env.clone(),

@@ -5,10 +5,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use mcpcassette::cassette::{self, Cassette, RuleOverrides, Rules, Scope, Transport};
+use mcpcassette::cassette::{self, Cassette, Faults, RuleOverrides, Rules, Scope, Transport};
+use mcpcassette::faults::FaultOverlay;
 
 use mcpcassette::cli_support::process_stdio;
-use mcpcassette::replay::http::{HttpReplayConfig, Pace, serve_http};
+use mcpcassette::replay::http::{HttpReplayConfig, Pace};
 use mcpcassette::replay::{
     Engine, ProcessReplay, ReplayConfig, StdioConfig, Summary, VerdictConfig, recorded_processes,
 };
@@ -68,8 +69,51 @@ pub fn replay_http(
         sessions: matching.sessions,
         auth: matching.auth.unwrap_or(engine.rules().auth),
     };
-    let summary = serve_http_engine(&engine, http_config)?;
-    finish(&engine, &summary, matching)
+    let overlay = overlay(&engine, matching, true)?;
+    let served = match &overlay {
+        Some(overlay) => Arc::clone(overlay) as Arc<dyn Handler>,
+        None => Arc::clone(&engine) as Arc<dyn Handler>,
+    };
+    let summary = serve_http_handler(&engine, served, http_config)?;
+    finish(&engine, &summary, matching, overlay.as_deref())
+}
+
+/// The faults overlay around `engine`, when the cassette's rules or
+/// `--faults` have faults; `http` says whether it replays over HTTP.
+fn overlay(
+    engine: &Arc<Engine>,
+    matching: &MatchArgs,
+    http: bool,
+) -> anyhow::Result<Option<Arc<FaultOverlay>>> {
+    let faults = faults(&engine.rules(), matching.faults.as_deref(), http)?;
+    if faults.is_empty() {
+        return Ok(None);
+    }
+    let inner = Arc::clone(engine) as Arc<dyn Handler>;
+    Ok(Some(FaultOverlay::new(inner, faults)))
+}
+
+/// The faults in force: `rules.faults`, then the `--faults` file's;
+/// refused where the transport cannot do them.
+pub fn faults(rules: &Rules, file: Option<&Path>, http: bool) -> anyhow::Result<Faults> {
+    let mut faults = rules.faults()?;
+    let own = faults.rules.len();
+    if let Some(path) = file {
+        faults = faults.then(cassette::load_faults(path)?);
+    }
+    if let Err(error) = faults.check_transport(http) {
+        let index: usize = error.pointer[1..]
+            .split('/')
+            .next()
+            .and_then(|i| i.parse().ok())
+            .unwrap_or(0);
+        let place = match file {
+            Some(path) if index >= own => format!("{} rule #{}", path.display(), index - own),
+            _ => format!("the cassette's rules.faults #{index}"),
+        };
+        anyhow::bail!("{place}: {}", error.message);
+    }
+    Ok(faults)
 }
 
 /// Runs `engine` over Streamable HTTP as `config` says (announcing the
@@ -78,20 +122,30 @@ pub fn serve_http_engine(
     engine: &std::sync::Arc<Engine>,
     config: HttpReplayConfig,
 ) -> anyhow::Result<Summary> {
+    serve_http_handler(engine, Arc::clone(engine) as Arc<dyn Handler>, config)
+}
+
+/// Runs `served` (`engine`, or an overlay around it) like
+/// [`serve_http_engine`]; the summary is `engine`'s.
+fn serve_http_handler(
+    engine: &std::sync::Arc<Engine>,
+    served: Arc<dyn Handler>,
+    config: HttpReplayConfig,
+) -> anyhow::Result<Summary> {
     let endpoint = match &engine.cassette().transport {
         Transport::StreamableHttp { endpoint, .. } => endpoint.clone(),
         Transport::HttpSse { sse_endpoint, .. } => sse_endpoint.clone(),
         Transport::Stdio { .. } => "/mcp".to_owned(),
     };
-    let summary = super::until_signal(|shutdown| {
-        serve_http(
-            engine.clone(),
+    super::until_signal(|shutdown| {
+        mcpcassette::serve::http::serve_http(
+            served,
             config,
             |addr| super::announce(addr, &endpoint),
             shutdown,
         )
     })??;
-    Ok(summary)
+    Ok(engine.summary_of_every_session())
 }
 
 /// Recovers the journals of interrupted recordings, if any, and loads.
@@ -145,10 +199,14 @@ fn replay_paced(
     }
     let engine = Engine::with_config(cassette, config);
     super::logging::set_redactor(engine.redactor().clone());
-    let served = Arc::clone(&engine) as Arc<dyn Handler>;
+    let overlay = overlay(&engine, matching, false)?;
+    let served = match &overlay {
+        Some(overlay) => Arc::clone(overlay) as Arc<dyn Handler>,
+        None => Arc::clone(&engine) as Arc<dyn Handler>,
+    };
     serve_stdio(served, pace)?;
     let summary = engine.summary();
-    finish(&engine, &summary, matching)
+    finish(&engine, &summary, matching, overlay.as_deref())
 }
 
 /// Replays a cassette of several server processes: this live process
@@ -162,8 +220,15 @@ fn replay_processes(
 ) -> anyhow::Result<ExitCode> {
     let ordinal = scope.as_ref().map(|(_, ordinal)| *ordinal);
     let replay = Arc::new(ProcessReplay::new(cassette, &config, scope));
-    super::logging::set_redactor(replay.playing().1.redactor().clone());
-    let served = Arc::clone(&replay) as Arc<dyn Handler>;
+    let first = replay.playing().1;
+    super::logging::set_redactor(first.redactor().clone());
+    let faults = faults(&first.rules(), matching.faults.as_deref(), false)?;
+    let overlay = (!faults.is_empty())
+        .then(|| FaultOverlay::new(Arc::clone(&replay) as Arc<dyn Handler>, faults));
+    let served = match &overlay {
+        Some(overlay) => Arc::clone(overlay) as Arc<dyn Handler>,
+        None => Arc::clone(&replay) as Arc<dyn Handler>,
+    };
     serve_stdio(served, pace)?;
     replay.end();
     let (process, engine) = replay.playing();
@@ -179,7 +244,7 @@ fn replay_processes(
         ),
     }
     let summary = engine.summary();
-    finish(&engine, &summary, matching)
+    finish(&engine, &summary, matching, overlay.as_deref())
 }
 
 /// Runs the engine on this process's stdin and stdout; a response that
@@ -234,27 +299,51 @@ pub fn overrides(args: &MatchArgs) -> RuleOverrides {
     }
 }
 
-/// Lists what went unused, writes the JSON report, picks the exit code.
+/// Lists what went unused and the faults that fired, writes the JSON
+/// report, picks the exit code: a `disconnect` fault's status when one
+/// hung up, else 1 for a failed replay (unused fault rules count as unused
+/// under `--fail-on-unused`).
 pub fn finish(
     engine: &Engine,
     summary: &Summary,
     matching: &MatchArgs,
+    overlay: Option<&FaultOverlay>,
 ) -> anyhow::Result<ExitCode> {
     if let Some(unused) = engine.unused_report(summary) {
         tracing::info!("{unused}");
     }
+    let faults = overlay.map(FaultOverlay::summary);
+    if let Some(faults) = &faults {
+        eprint!(
+            "mcpcassette: {}",
+            engine.redactor().redact_text(&faults.to_string())
+        );
+    }
     let config = VerdictConfig {
         fail_on_unused: matching.fail_on_unused,
     };
-    let code = match engine.verdict(summary, &config) {
+    let unused_faults = faults.as_ref().filter(|f| !f.unused.is_empty());
+    let mut code = match engine.verdict(summary, &config) {
+        Ok(()) if matching.fail_on_unused && unused_faults.is_some() => {
+            let unused = unused_faults.map(|f| f.unused.clone()).unwrap_or_default();
+            let listed: Vec<String> = unused.iter().map(|i| format!("#{i}")).collect();
+            tracing::error!(
+                "--fail-on-unused: fault rule(s) {} never fired",
+                listed.join(", ")
+            );
+            exit::UNMATCHED
+        }
         Ok(()) => exit::OK,
         Err(failure) => {
             tracing::error!("{failure}");
             exit::UNMATCHED
         }
     };
+    if let Some(status) = faults.as_ref().and_then(|f| f.disconnected) {
+        code = status;
+    }
     if let Some(path) = &matching.report {
-        super::report::replayed(path, engine, summary, code)?;
+        super::report::replayed(path, engine, summary, faults.as_ref(), code)?;
     }
     Ok(ExitCode::from(code))
 }

@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use mcpcassette::cassette;
+use mcpcassette::faults::FaultsSummary;
 use mcpcassette::redact::{self, Redactor};
 use mcpcassette::replay::{Engine, Miss, Summary};
 use serde_json::{Value, json};
@@ -108,7 +109,13 @@ const MISSES_AS_THEY_HAPPEN: usize = 256;
 
 /// A replay that ended: misses (each also as the text stderr showed),
 /// unused interactions and cases, answer mismatches, unanswered requests.
-pub fn replayed(path: &Path, engine: &Engine, summary: &Summary, code: u8) -> anyhow::Result<()> {
+pub fn replayed(
+    path: &Path,
+    engine: &Engine,
+    summary: &Summary,
+    faults: Option<&FaultsSummary>,
+    code: u8,
+) -> anyhow::Result<()> {
     let interactions = &engine.cassette().interactions;
     let unused: Vec<_> = summary
         .unused
@@ -116,7 +123,7 @@ pub fn replayed(path: &Path, engine: &Engine, summary: &Summary, code: u8) -> an
         .map(|&p| json!({"interaction": p, "message": redact::mask_value(interactions[p].client.message())}))
         .collect();
     let misses: Vec<Value> = summary.misses.iter().map(miss_json).collect();
-    let report = json!({
+    let mut report = json!({
         "cassette": engine.config().path,
         "mode": engine.config().mode,
         "finished": true,
@@ -129,6 +136,9 @@ pub fn replayed(path: &Path, engine: &Engine, summary: &Summary, code: u8) -> an
         "answer_mismatches": summary.answer_mismatches,
         "unanswered": summary.unanswered,
     });
+    if let (Some(faults), Value::Object(fields)) = (faults, &mut report) {
+        fields.insert("faults".to_owned(), serde_json::to_value(faults)?);
+    }
     write(path, report, engine.redactor())
 }
 

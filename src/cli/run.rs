@@ -133,6 +133,14 @@ fn resolve_and_run(
     }
     let http = args.upstream.is_some() || args.listen.is_some();
     let replays_only = mode == Mode::None || (mode == Mode::Once && exists);
+    if let Some(faults) = &args.matching.faults
+        && !replays_only
+    {
+        bail!(
+            "--faults {}: mode {mode} is {action}, and faults apply only when replaying (a fault must never reach a cassette): record the cassette without --faults first, then replay it with them",
+            faults.display()
+        );
+    }
     if !replays_only && !http && args.command.is_empty() {
         bail!(
             "mode {mode} needs the server command after `--` (or --upstream URL for a Streamable HTTP server)"

@@ -32,6 +32,10 @@ impl Handler for Engine {
         self.answer_text(line, sink, tasks)
     }
 
+    fn stand_in(&self, request: &Value) {
+        Engine::stand_in(self, request);
+    }
+
     fn open(self: Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
         self.play_opening(sink, tasks);
     }

@@ -272,6 +272,10 @@ impl Handler for ProcessReplay {
         engine.handle(message, sink, tasks, situation)
     }
 
+    fn stand_in(&self, request: &Value) {
+        self.engine_for(request).stand_in(request);
+    }
+
     fn open(self: Arc<Self>, sink: &Sink, tasks: &mut JoinSet<()>) {
         // What the first recorded process sent before its client spoke.
         Arc::clone(&self.recorded[0].engine).open(sink, tasks);

@@ -13,23 +13,44 @@ use crate::cassette::{HttpSituation, Interaction, Transport};
 use crate::protocol::Era;
 
 /// What a handler did with a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Handled {
     /// Answered (or accepted), by this recorded interaction if one.
     Answered(Option<usize>),
     /// Nothing recorded in that situation: nothing was sent, and the
     /// transport answers as the specification says.
     NotRecorded,
+    /// Answered by an HTTP status instead of any message (a faults
+    /// overlay's `http` fault). Streamable HTTP answers the whole POST
+    /// with it; byte streams have no status, and send nothing.
+    Status(Box<StatusReply>),
 }
 
 impl Handled {
     /// The recorded interaction that answered, if one did.
-    pub fn interaction(self) -> Option<usize> {
+    pub fn interaction(&self) -> Option<usize> {
         match self {
-            Handled::Answered(position) => position,
-            Handled::NotRecorded => None,
+            Handled::Answered(position) => *position,
+            Handled::NotRecorded | Handled::Status(_) => None,
         }
     }
+}
+
+/// An HTTP answer that carries no JSON-RPC answer: a status, its
+/// `Retry-After`, a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusReply {
+    /// 400..=599.
+    pub status: u16,
+    /// `Retry-After`, in seconds.
+    pub retry_after: Option<u64>,
+    /// The body, with its content type.
+    pub body: Vec<u8>,
+    /// The body's content type.
+    pub content_type: &'static str,
+    /// The client's session ends with it (404: it expired), so the
+    /// client must open a new one.
+    pub ends_session: bool,
 }
 
 /// An MCP server as the transports see it.
@@ -66,6 +87,13 @@ pub trait Handler: Send + Sync + std::fmt::Debug + 'static {
     ) -> Option<Handled> {
         let _ = (line, sink, tasks);
         None
+    }
+
+    /// Something else answered `request` in this handler's place (a
+    /// faults overlay's error, say): what would have answered it counts
+    /// as used, and stays there for the next time it is asked.
+    fn stand_in(&self, request: &Value) {
+        let _ = request;
     }
 
     /// A connection (stdio) or session (HTTP GET stream) opened: what the
@@ -115,16 +143,14 @@ pub struct HttpProfile {
 }
 
 /// Hands `message` to `handler` in the ordinary situation; the recorded
-/// interaction that answered it, if one did.
+/// what it did.
 pub(crate) fn traced(
     handler: &Arc<dyn Handler>,
     message: Value,
     sink: &Sink,
     tasks: &mut JoinSet<()>,
-) -> Option<usize> {
-    Arc::clone(handler)
-        .handle(message, sink, tasks, &HttpSituation::default())
-        .interaction()
+) -> Handled {
+    Arc::clone(handler).handle(message, sink, tasks, &HttpSituation::default())
 }
 
 /// A handler that answers nothing, for tests of what carries one.

@@ -15,14 +15,14 @@ pub mod http;
 mod lines;
 mod pace;
 mod raw_ids;
-mod sink;
+pub(crate) mod sink;
 mod stdio;
 
-pub use handler::{Handled, Handler, HttpProfile};
+pub use handler::{Handled, Handler, HttpProfile, StatusReply};
 pub(crate) use lines::unreadable_error;
 pub use lines::{handle_line, invalid_request};
 pub use pace::Pace;
-pub use sink::{BARRIER, Delivery, Sink, encode};
+pub use sink::{BARRIER, Delivery, HANGUP, Sink, encode};
 pub use stdio::{BLIND_PAUSE, DRAIN_LIMIT, Drain, StdioConfig, serve as serve_stdio, serve_with};
 
 /// For `crate::fuzzing`: a line's ids noted, then restored into `reply`.

@@ -71,6 +71,13 @@ pub struct Delivery {
 /// it never writes the barrier itself.
 pub const BARRIER: &[u8] = b"";
 
+/// The hang-up message: a single space, which no encoded message can be.
+/// A transport that meets it ends the connection there, as a server that
+/// died would: stdio writes what came before, closes its output and stops;
+/// HTTP drops the connection (an SSE answer after the events before it).
+/// A faults overlay's `disconnect` sends it.
+pub const HANGUP: &[u8] = b" ";
+
 impl Sink {
     /// A sink that sends everything down one channel, in order, with the
     /// default delivery.
@@ -147,6 +154,19 @@ impl Sink {
         }
     }
 
+    /// A sink like this one (same delivery, ids and session stream) whose
+    /// events and responses both go to `channel`, in order: for a layer
+    /// that must see the answer before the transport does.
+    pub fn rerouted(&self, channel: mpsc::UnboundedSender<Vec<u8>>) -> Sink {
+        Sink {
+            events: channel.clone(),
+            responses: channel,
+            delivery: self.delivery,
+            ids: Arc::clone(&self.ids),
+            session: self.session.clone(),
+        }
+    }
+
     /// A barrier, if the transport wants them.
     pub fn barrier(&self) {
         if self.delivery.barriers {
@@ -159,4 +179,16 @@ impl Sink {
 /// cannot fail.
 pub fn encode(message: &impl Serialize) -> Vec<u8> {
     serde_json::to_vec(message).expect("JSON values serialise")
+}
+
+/// Whether an encoded message is a response: only notifications and
+/// requests have a `method`. What is not JSON (a faults overlay's
+/// `malformed`) goes where a response goes, in its place.
+pub(crate) fn is_response(message: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        method: Option<serde::de::IgnoredAny>,
+    }
+    !serde_json::from_slice::<Probe>(message).is_ok_and(|probe| probe.method.is_some())
 }

@@ -40,7 +40,7 @@ use tokio::time::Instant;
 
 use super::handler::Handler;
 use super::pace::Pace;
-use super::sink::{BARRIER, Delivery, Sink};
+use super::sink::{BARRIER, Delivery, HANGUP, Sink};
 use crate::transport::stdio::{LineReader, trim_line};
 use crate::transport::unread::Unread;
 
@@ -122,12 +122,24 @@ where
         pace: config.pace,
     };
     let drainer = Drainer::new(config.drain);
-    let writer = tokio::spawn(write_messages(rx, stopped, output, drainer));
+    let mut writer = tokio::spawn(write_messages(rx, stopped, output, drainer));
     let sink = Sink::ordered(tx, delivery);
     let mut tasks = JoinSet::new();
     Arc::clone(&handler).open(&sink, &mut tasks);
     let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input));
-    while let Some(line) = lines.next_line().await? {
+    loop {
+        // The writer ends before the input only when it hung up (or
+        // failed): the server is gone, and reads nothing more.
+        let line = tokio::select! {
+            biased;
+            written = &mut writer => {
+                handler.client_gone();
+                tasks.shutdown().await;
+                return written.map_err(std::io::Error::other)?;
+            }
+            line = lines.next_line() => line?,
+        };
+        let Some(line) = line else { break };
         let line = trim_line(line);
         if line.is_empty() {
             continue;
@@ -148,7 +160,8 @@ where
 /// Writes each message as one line, flushing whenever the queue runs dry so
 /// pipelined answers share a write, and at each barrier, where it waits
 /// for the client to read. Stops when every sender is gone, or when told
-/// to, after writing what is queued.
+/// to, after writing what is queued; at a [`HANGUP`], at once, closing
+/// the output.
 async fn write_messages<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     mut stop: oneshot::Receiver<()>,
@@ -176,6 +189,9 @@ async fn write_messages<W: AsyncWrite + Unpin>(
             if message == BARRIER {
                 out.flush().await?;
                 drainer.wait().await;
+            } else if message == HANGUP {
+                out.flush().await?;
+                return out.shutdown().await.or(Ok(()));
             } else {
                 out.write_all(&message).await?;
                 out.write_all(b"\n").await?;

@@ -13,7 +13,7 @@ const LAYERS: [&[&str]; 7] = [
     &["cassette", "example"],
     &["fixture", "matching", "mode", "transport"],
     &["check", "live", "serve"],
-    &["drift", "mock", "record", "replay", "stub"],
+    &["drift", "faults", "mock", "record", "replay", "stub"],
     &["inspect", "testkit"],
 ];
 

@@ -45,6 +45,22 @@ impl Engine {
         }
     }
 
+    /// Counts what would answer `request` as used without taking it: a
+    /// fault answered in its place ([`Handler::stand_in`]), and the next
+    /// time it is asked (a client's retry) it answers as recorded.
+    ///
+    /// [`Handler::stand_in`]: crate::serve::Handler::stand_in
+    pub(crate) fn stand_in(&self, request: &Value) {
+        let masked = self.masked_for_matching(request);
+        let mut state = self.state();
+        if let Ok(Answer::Recorded(position) | Answer::Repeated(position)) =
+            state.matcher.request(&self.cassette, &masked, None)
+        {
+            state.matcher.give_back(&self.cassette, position);
+            state.matcher.mark_used(position);
+        }
+    }
+
     /// Takes what would answer `message` as if it had been played, sending
     /// nothing: the requests and notifications a live process sent before
     /// this engine was chosen for it.

@@ -15,6 +15,7 @@ use super::reply::{self, Response};
 use super::server::Server;
 use super::session::{Session, StreamLog};
 use super::sse::{self, FrameSpec, Framer};
+use crate::serve::HANGUP;
 
 /// What the answer must carry.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +62,9 @@ async fn json(server: &Arc<Server>, mut flow: Flow, plan: &Plan, expect: Expect)
         () = closed => None,
     };
     flow.drain(server.closed());
+    if body.as_deref() == Some(HANGUP) {
+        return reply::hangup();
+    }
     let Some(body) = body else {
         // The recorded server never answered: neither does replay, until
         // the client gives up or replay stops.
@@ -87,6 +91,9 @@ async fn collect(flow: &mut Flow, expect: Expect) -> Option<Vec<u8>> {
         let Some(message) = flow.next().await else {
             break;
         };
+        if message.bytes == HANGUP {
+            return Some(message.bytes);
+        }
         if message.is_response {
             responses.push(message.bytes);
         } else {
@@ -121,12 +128,15 @@ fn stream(
         answers: expect.answers,
         answered: 0,
         open_ended: plan.open_ended,
+        hung_up: false,
     };
     match writer.write_ready(flow) {
         Some(flow) => {
             tokio::spawn(writer.run(flow));
             reply::sse(plan.status, events, server.closed())
         }
+        // A hang-up in it: the body must fail there, so it streams.
+        None if writer.hung_up => reply::sse(plan.status, events, server.closed()),
         None => {
             drop(writer);
             reply::sse_whole(plan.status, whole(events))
@@ -158,6 +168,9 @@ struct Writer {
     answered: usize,
     /// Whether the stream stays open after the last response.
     open_ended: bool,
+    /// Whether the handler hung up ([`HANGUP`]): the body ends there, in
+    /// error.
+    hung_up: bool,
 }
 
 /// What writing one message did to the answer.
@@ -246,6 +259,11 @@ impl Writer {
 
     /// Writes one message now, in the frame the recording gave it.
     fn message(&mut self, message: flow::Message) -> Wrote {
+        if message.bytes == HANGUP {
+            self.hung_up = true;
+            let _ = self.out.send(Bytes::from_static(HANGUP));
+            return Wrote::Gone;
+        }
         let last = self.is_last(&message);
         let spec = self.framer.for_message(last);
         if !self.emit(&spec, Some(message.bytes)) {
@@ -298,6 +316,7 @@ mod tests {
             answers: 1,
             answered: 0,
             open_ended,
+            hung_up: false,
         };
         (writer, events)
     }

@@ -6,8 +6,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde::Deserialize;
-use serde::de::IgnoredAny;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -15,6 +13,7 @@ use super::session::Session;
 use super::sse;
 use crate::serve::Sink;
 use crate::serve::sink::SessionStream;
+use crate::serve::sink::is_response;
 
 /// Server shutdown, as something every stream can wait for.
 #[derive(Debug, Clone)]
@@ -51,6 +50,10 @@ pub(super) enum Spill {
 
 impl Spill {
     pub(super) fn send(&self, message: Vec<u8>) {
+        if message == crate::serve::HANGUP {
+            // The answer it ended is gone; nothing to pass on.
+            return;
+        }
         match self {
             Spill::Session(session) => session.push(message),
             Spill::Stream(stream) => {
@@ -156,17 +159,6 @@ impl Flow {
             }
         });
     }
-}
-
-/// Whether an encoded message is a response: the handler only sends
-/// objects, and only notifications and requests have a `method`.
-fn is_response(message: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct Probe {
-        #[serde(default)]
-        method: Option<IgnoredAny>,
-    }
-    serde_json::from_slice::<Probe>(message).is_ok_and(|probe| probe.method.is_none())
 }
 
 #[cfg(test)]

@@ -148,7 +148,7 @@ async fn receive(server: &Arc<Server>, request: Request<Incoming>) -> Response {
     sink.note_ids(&body, &messages, batch);
     let first = messages
         .into_iter()
-        .map(|message| traced(&handler, message, &sink, &mut flow.tasks))
+        .map(|message| traced(&handler, message, &sink, &mut flow.tasks).interaction())
         .reduce(|first, _| first)
         .flatten();
     drop(sink);

@@ -44,7 +44,6 @@ mod stream;
 
 pub use crate::cassette::Auth;
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -165,7 +164,13 @@ async fn serve_connection(stream: TcpStream, server: Arc<Server>) {
     let handler = Arc::clone(&server);
     let service = service_fn(move |request| {
         let server = Arc::clone(&handler);
-        async move { Ok::<_, Infallible>(server.handle(request).await) }
+        async move {
+            let response = server.handle(request).await;
+            match response.extensions().get::<reply::Hangup>() {
+                Some(hangup) => Err(*hangup),
+                None => Ok(response),
+            }
+        }
     });
     let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);

@@ -16,10 +16,11 @@ use super::plain;
 use super::plan::{Plan, Shape};
 use super::reply::{self, Response};
 use super::server::Server;
+use super::session::Session;
 use crate::cassette::{HttpSituation, SessionState};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::serve::Handled;
 use crate::serve::handler::traced;
+use crate::serve::{Handled, StatusReply};
 use crate::transport::http as http_transport;
 
 /// The largest body accepted.
@@ -191,6 +192,17 @@ fn refusal(
     None
 }
 
+/// A status the handler answered with instead of a message; a session
+/// it ends is gone, so the client's next request with it gets 404 too.
+fn status(server: &Server, session: &Option<Arc<Session>>, reply: &StatusReply) -> Response {
+    if reply.ends_session
+        && let Some(session) = session
+    {
+        server.sessions.end(&session.id);
+    }
+    reply::status(reply)
+}
+
 /// A lone `initialize` request.
 fn is_initialize(messages: &[Value]) -> bool {
     matches!(messages, [message]
@@ -252,9 +264,13 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         if !situation.is_normal() {
             let handled =
                 Arc::clone(&handler).handle(message.clone(), &sink, &mut flow.tasks, &situation);
-            if let Handled::Answered(position) = handled {
-                positions.push(position);
-                continue;
+            match handled {
+                Handled::Answered(position) => {
+                    positions.push(position);
+                    continue;
+                }
+                Handled::Status(reply) => return status(server, &session, &reply),
+                Handled::NotRecorded => {}
             }
             if let Some(refused) = refusal(server, post.headers, &situation, &message, initialize) {
                 return refused;
@@ -263,7 +279,10 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         if let Err(refused) = modern::check_params(&server.param_headers, post.headers, &message) {
             return refused;
         }
-        positions.push(traced(&handler, message, &sink, &mut flow.tasks));
+        match traced(&handler, message, &sink, &mut flow.tasks) {
+            Handled::Status(reply) => return status(server, &session, &reply),
+            handled => positions.push(handled.interaction()),
+        }
     }
     drop(sink);
 

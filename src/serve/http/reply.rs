@@ -15,8 +15,31 @@ use tokio::sync::mpsc;
 
 use crate::jsonrpc;
 
-/// Every response body: whole or streamed, never failing.
-pub(super) type Body = UnsyncBoxBody<Bytes, Infallible>;
+/// Every response body: whole or streamed; it fails only to hang up.
+pub(super) type Body = UnsyncBoxBody<Bytes, Hangup>;
+
+/// The server hangs up (a faults overlay's `disconnect`): as a response's
+/// extension, the connection is dropped before the response; as a body's
+/// error, in the middle of it.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the replayed server hung up (a `disconnect` fault)")]
+pub(crate) struct Hangup;
+
+/// A body that is there whole.
+fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).map_err(never).boxed_unsync()
+}
+
+fn never(never: Infallible) -> Hangup {
+    match never {}
+}
+
+/// A response whose connection is dropped instead of it being sent.
+pub(super) fn hangup() -> Response {
+    let mut response = empty(StatusCode::INTERNAL_SERVER_ERROR);
+    response.extensions_mut().insert(Hangup);
+    response
+}
 /// Every response.
 pub(super) type Response = http::Response<Body>;
 
@@ -45,22 +68,31 @@ pub(super) fn error_with_id(status: StatusCode, id: Value, code: i64, message: &
 
 /// A JSON body.
 pub(super) fn json(status: StatusCode, body: Vec<u8>) -> Response {
-    with_body(
-        status,
-        Some("application/json"),
-        Full::new(Bytes::from(body)).boxed_unsync(),
-    )
+    with_body(status, Some("application/json"), full(Bytes::from(body)))
 }
 
 /// A body replayed as recorded (an HTTP error page, say).
 pub(super) fn raw(status: StatusCode, content_type: Option<&str>, body: &str) -> Response {
-    let body = Full::new(Bytes::copy_from_slice(body.as_bytes())).boxed_unsync();
+    let body = full(Bytes::copy_from_slice(body.as_bytes()));
     with_body(status, content_type, body)
 }
 
 /// No body (202 Accepted, a recorded 405, ...).
 pub(super) fn empty(status: StatusCode) -> Response {
-    with_body(status, None, Empty::new().boxed_unsync())
+    with_body(status, None, Empty::new().map_err(never).boxed_unsync())
+}
+
+/// A handler's status instead of an answer (a faults overlay's `http`).
+pub(super) fn status(reply: &crate::serve::StatusReply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = full(Bytes::copy_from_slice(&reply.body));
+    let mut response = with_body(status, Some(reply.content_type), body);
+    if let Some(seconds) = reply.retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
 }
 
 /// 404 for any path but the endpoint.
@@ -104,14 +136,17 @@ pub(super) fn sse(
     closed: impl Future<Output = ()> + Send + 'static,
 ) -> Response {
     let frames = futures_util::stream::poll_fn(move |cx| events.poll_recv(cx))
-        .map(|event| Ok::<_, Infallible>(Frame::data(event)))
+        .map(|event| match &event[..] {
+            crate::serve::HANGUP => Err(Hangup),
+            _ => Ok(Frame::data(event)),
+        })
         .take_until(closed);
     with_sse_body(status, StreamBody::new(frames).boxed_unsync())
 }
 
 /// An SSE answer known whole before it is sent: its events as one body.
 pub(super) fn sse_whole(status: StatusCode, events: Bytes) -> Response {
-    with_sse_body(status, Full::new(events).boxed_unsync())
+    with_sse_body(status, full(events))
 }
 
 /// An SSE answer's headers around `body`.
