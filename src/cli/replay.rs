@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::cassette::{self, Cassette, Faults, RuleOverrides, Rules, Scope, Transport};
-use mcpcassette::faults::FaultOverlay;
+use mcpcassette::faults::{FaultOverlay, FaultsSummary};
 
 use mcpcassette::cli_support::process_stdio;
 use mcpcassette::replay::http::{HttpReplayConfig, Pace};
@@ -75,7 +75,12 @@ pub fn replay_http(
         None => Arc::clone(&engine) as Arc<dyn Handler>,
     };
     let summary = serve_http_handler(&engine, served, http_config)?;
-    finish(&engine, &summary, matching, overlay.as_deref())
+    let faults = overlay.map(|overlay| FaultsSummary {
+        // Over HTTP a hang-up drops a connection, not the replay.
+        disconnected: None,
+        ..overlay.summary()
+    });
+    finish(&engine, &summary, matching, faults)
 }
 
 /// The faults overlay around `engine`, when the cassette's rules or
@@ -206,7 +211,7 @@ fn replay_paced(
     };
     serve_stdio(served, pace)?;
     let summary = engine.summary();
-    finish(&engine, &summary, matching, overlay.as_deref())
+    finish(&engine, &summary, matching, overlay.map(|o| o.summary()))
 }
 
 /// Replays a cassette of several server processes: this live process
@@ -244,7 +249,7 @@ fn replay_processes(
         ),
     }
     let summary = engine.summary();
-    finish(&engine, &summary, matching, overlay.as_deref())
+    finish(&engine, &summary, matching, overlay.map(|o| o.summary()))
 }
 
 /// Runs the engine on this process's stdin and stdout; a response that
@@ -307,12 +312,11 @@ pub fn finish(
     engine: &Engine,
     summary: &Summary,
     matching: &MatchArgs,
-    overlay: Option<&FaultOverlay>,
+    faults: Option<FaultsSummary>,
 ) -> anyhow::Result<ExitCode> {
     if let Some(unused) = engine.unused_report(summary) {
         tracing::info!("{unused}");
     }
-    let faults = overlay.map(FaultOverlay::summary);
     if let Some(faults) = &faults {
         eprint!(
             "mcpcassette: {}",

@@ -79,7 +79,9 @@ impl FaultOverlay {
             }),
             faults,
             methods,
-            sessions: AtomicU64::new(1),
+            // The first fork is session 1 too: over HTTP every client
+            // session is a fork, and the root answers none of them.
+            sessions: AtomicU64::new(0),
             changes: Arc::default(),
             tools,
         });
@@ -368,6 +370,11 @@ impl Handler for FaultOverlay {
         tasks: &mut JoinSet<()>,
         situation: &HttpSituation,
     ) -> Handled {
+        if !situation.is_normal() {
+            // Faults hit ordinary requests; the rest (a stale session, a
+            // foreign origin) are answered as the transport says.
+            return Arc::clone(&self.inner).handle(message, sink, tasks, situation);
+        }
         match jsonrpc::classify(&message) {
             Ok(Kind::Request) if self.concerns(jsonrpc::method(&message).unwrap_or_default()) => {
                 self.request(message, sink, tasks, situation)

@@ -25,6 +25,11 @@ pub(super) type Body = UnsyncBoxBody<Bytes, Hangup>;
 #[error("the replayed server hung up (a `disconnect` fault)")]
 pub(crate) struct Hangup;
 
+/// How long a body that hangs up waits before it fails, so the events
+/// before the hang-up reach the client (hyper drops what it has not
+/// written when a body fails).
+const HANGUP_FLUSH: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// A body that is there whole.
 fn full(bytes: Bytes) -> Body {
     Full::new(bytes).map_err(never).boxed_unsync()
@@ -136,9 +141,16 @@ pub(super) fn sse(
     closed: impl Future<Output = ()> + Send + 'static,
 ) -> Response {
     let frames = futures_util::stream::poll_fn(move |cx| events.poll_recv(cx))
-        .map(|event| match &event[..] {
-            crate::serve::HANGUP => Err(Hangup),
-            _ => Ok(Frame::data(event)),
+        .then(|event| async move {
+            match &event[..] {
+                crate::serve::HANGUP => {
+                    // Long enough for the connection to write out what
+                    // came before; then it drops.
+                    tokio::time::sleep(HANGUP_FLUSH).await;
+                    Err(Hangup)
+                }
+                _ => Ok(Frame::data(event)),
+            }
         })
         .take_until(closed);
     with_sse_body(status, StreamBody::new(frames).boxed_unsync())
