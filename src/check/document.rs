@@ -17,6 +17,8 @@ pub(super) enum Read {
     Cassette(Box<Cassette>),
     /// A fixture (it has `fixture_version`), checked on its own terms.
     Fixture(Value),
+    /// A faults file (a list of fault rules, or `{"seed", "faults"}`).
+    Faults(Value),
 }
 
 /// The parsed cassette (or fixture document), or the findings that stop
@@ -79,6 +81,11 @@ pub(super) fn read(path: &Path, text: &str) -> Result<Read, Vec<Finding>> {
         };
         vec![finding.at_line(e.line())]
     })?;
+    if top.faults && !top.interactions {
+        let document: Value = crate::json::from_slice(text.as_bytes(), wrapping)
+            .map_err(|e| vec![Finding::new(Code::InvalidJson, "", e.to_string()).at_line(1)])?;
+        return Ok(Read::Faults(document));
+    }
     if top.fixture {
         // Fixtures are hand-written and small: their checks read the tree.
         let document: Value = crate::json::from_slice(text.as_bytes(), wrapping)
@@ -111,6 +118,10 @@ struct Top {
     object: bool,
     fixture: bool,
     format_version: Option<Value>,
+    /// A list at the top, or a `faults` member: a faults file, unless it
+    /// has `interactions` too.
+    faults: bool,
+    interactions: bool,
 }
 
 impl<'de> serde::Deserialize<'de> for Top {
@@ -140,6 +151,11 @@ impl<'de> serde::de::Visitor<'de> for TopVisitor {
                     top.fixture = true;
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
+                "faults" | "interactions" => {
+                    top.faults |= key == "faults";
+                    top.interactions |= key == "interactions";
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
@@ -150,7 +166,10 @@ impl<'de> serde::de::Visitor<'de> for TopVisitor {
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
         while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Top::default())
+        Ok(Top {
+            faults: true,
+            ..Top::default()
+        })
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<Top, E> {

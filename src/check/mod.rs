@@ -120,6 +120,7 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
             (fixture_file::check(path, text, &document, config), false)
         }
         Ok(document::Read::Cassette(cassette)) => (message_checks(&cassette, config), true),
+        Ok(document::Read::Faults(document)) => (faults_file(text, &document), false),
     };
     let (mut findings, cassette, secrets) = if split {
         let (secrets, (findings, cassette)) =
@@ -150,6 +151,18 @@ pub fn check_text(path: &Path, text: &str, config: &CheckConfig) -> FileReport {
     FileReport {
         path: path.into(),
         findings,
+    }
+}
+
+/// A faults file's rules, read as replay reads them: the first problem,
+/// at its line and pointer.
+fn faults_file(text: &str, document: &serde_json::Value) -> Vec<Finding> {
+    match crate::cassette::Faults::from_document(document) {
+        Ok(_) => Vec::new(),
+        Err(e) => {
+            let line = Lines::index(text).line_of(&e.pointer).unwrap_or(1);
+            vec![Finding::new(Code::Structure, e.pointer, e.message).at_line(line)]
+        }
     }
 }
 

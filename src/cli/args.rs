@@ -161,6 +161,11 @@ pub struct CheckArgs {
     /// repeatable.
     #[arg(long, value_name = "NAME")]
     pub redact_env: Vec<String>,
+    /// Check this faults file, and list the recorded interactions each of
+    /// its rules would hit in each cassette (a dry run: a client asking
+    /// what was recorded, in the recorded order).
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
 }
 
 /// What to keep out of the cassette, beyond what is always masked

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use mcpcassette::cassette;
 use mcpcassette::check::{self, CheckConfig, FileReport, Severity};
 use mcpcassette::schema::OfficialSchema;
 
@@ -31,6 +32,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             Err(error) => unreadable.push(super::logging::mask(&error.to_string())),
         }
     }
+    let dry_runs = match &args.faults {
+        Some(path) => dry_runs(path, &args.files)?,
+        None => Vec::new(),
+    };
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let errors: usize = reports.iter().map(|r| r.count(Severity::Error)).sum();
@@ -41,6 +46,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             "errors": errors,
             "warnings": warnings,
         });
+        let mut json = json;
+        if args.faults.is_some() {
+            json["faults"] = serde_json::to_value(&dry_runs)?;
+        }
         writeln!(stdout, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
         for report in &reports {
@@ -48,6 +57,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         for error in &unreadable {
             writeln!(stdout, "error: {error}")?;
+        }
+        for dry_run in &dry_runs {
+            write!(stdout, "{dry_run}")?;
         }
     }
     let code = if !unreadable.is_empty() {
@@ -108,4 +120,71 @@ fn render(report: &FileReport) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// What the rules of one faults file would hit in one cassette.
+#[derive(Debug, serde::Serialize)]
+struct DryRun {
+    faults: std::path::PathBuf,
+    cassette: std::path::PathBuf,
+    rules: Vec<DryRule>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct DryRule {
+    fault: usize,
+    rule: String,
+    /// Each interaction it would hit: position and label.
+    hits: Vec<(usize, String)>,
+}
+
+impl std::fmt::Display for DryRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} on {} (a client asking what was recorded, in order):",
+            self.faults.display(),
+            self.cassette.display()
+        )?;
+        for rule in &self.rules {
+            writeln!(f, "  {}", rule.rule)?;
+            if rule.hits.is_empty() {
+                writeln!(f, "    would hit nothing")?;
+            }
+            for (position, label) in &rule.hits {
+                writeln!(f, "    would hit #{position} {label}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The dry run of the faults file at `path` on each cassette of `files`
+/// (fixtures and unreadable files are left to the check itself).
+fn dry_runs(path: &std::path::Path, files: &[std::path::PathBuf]) -> anyhow::Result<Vec<DryRun>> {
+    let faults = cassette::load_faults(path)?;
+    let described = mcpcassette::faults::describe_rules(&faults);
+    let mut runs = Vec::new();
+    for file in files {
+        let Ok(cassette) = cassette::load(file) else {
+            continue;
+        };
+        let hits = mcpcassette::faults::would_hit(&faults, &cassette);
+        let rules = hits
+            .into_iter()
+            .map(|hit| DryRule {
+                fault: hit.fault,
+                rule: described[hit.fault].clone(),
+                hits: (hit.interactions.iter())
+                    .map(|&p| (p, cassette.interactions[p].label()))
+                    .collect(),
+            })
+            .collect();
+        runs.push(DryRun {
+            faults: path.to_owned(),
+            cassette: file.clone(),
+            rules,
+        });
+    }
+    Ok(runs)
 }

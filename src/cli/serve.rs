@@ -8,8 +8,15 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 use clap::Args;
+use std::sync::Arc;
+
+use mcpcassette::cassette;
+use mcpcassette::cli_support::process_stdio;
+use mcpcassette::faults::FaultOverlay;
 use mcpcassette::fixture;
 use mcpcassette::mock::MockServer;
+use mcpcassette::replay::http::HttpReplayConfig;
+use mcpcassette::serve::Handler;
 
 use super::exit;
 
@@ -35,12 +42,28 @@ pub struct ServeArgs {
     /// clients send, secrets included, unmasked.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Make the server misbehave as this faults file says
+    /// (docs/faults.md), after the fixture's own `rules.faults`.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
 }
 
 /// Serves the fixture until the client leaves (stdio) or a signal (HTTP).
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let fixture = fixture::load(&args.fixture)?;
+    let mut faults = fixture.rules.faults()?;
+    if let Some(path) = &args.faults {
+        faults = faults.then(cassette::load_faults(path)?);
+    }
+    if let Err(error) = faults.check_transport(args.listen.is_some()) {
+        anyhow::bail!("faults rule {}: {}", error.pointer, error.message);
+    }
     let mock = MockServer::from_fixture(fixture);
+    let overlay = (!faults.is_empty()).then(|| FaultOverlay::new(mock.handler(), faults));
+    let served = match &overlay {
+        Some(overlay) => Arc::clone(overlay) as Arc<dyn Handler>,
+        None => mock.handler(),
+    };
     if let Some(path) = &args.log {
         let file = OpenOptions::new()
             .create(true)
@@ -51,8 +74,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     match args.listen {
         Some(listen) => {
+            let config = HttpReplayConfig::new(listen);
             super::until_signal(|shutdown| {
-                mock.serve_http(listen, |addr| super::announce(addr, "/mcp"), shutdown)
+                mcpcassette::serve::http::serve_http(
+                    served,
+                    config,
+                    |addr| super::announce(addr, "/mcp"),
+                    shutdown,
+                )
             })?
             .context("serving HTTP failed")?;
         }
@@ -61,11 +90,22 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()
                 .context("cannot start the async runtime")?
-                .block_on(mock.serve_stdio())
+                .block_on(async {
+                    let (stdin, stdout) = process_stdio();
+                    mcpcassette::serve::serve_stdio(served, stdin, stdout).await
+                })
                 .context("serving stdio failed")?;
         }
     }
-    Ok(ExitCode::from(exit::OK))
+    let Some(overlay) = overlay else {
+        return Ok(ExitCode::from(exit::OK));
+    };
+    let summary = overlay.summary();
+    eprint!("mcpcassette: {summary}");
+    match (args.listen, summary.disconnected) {
+        (None, Some(status)) => Ok(ExitCode::from(status)),
+        _ => Ok(ExitCode::from(exit::OK)),
+    }
 }
 
 /// Appends each call to `file` as it ends.

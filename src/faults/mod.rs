@@ -20,4 +20,12 @@ mod report;
 
 pub use dry_run::{Hit, would_hit};
 pub use overlay::FaultOverlay;
+
+/// Each rule of `faults` in a few words (`#0 tools/call name search nth 2:
+/// error -32000: rate limited`), as reports name them.
+pub fn describe_rules(faults: &crate::cassette::Faults) -> Vec<String> {
+    (faults.rules.iter().enumerate())
+        .map(|(i, rule)| overlay::describe(i, rule))
+        .collect()
+}
 pub use report::{FaultsSummary, Fired, Hung, KEPT_FIRED};

@@ -497,7 +497,7 @@ fn methods_in(line: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// A rule in a few words, for the summary.
-fn describe(index: usize, rule: &crate::cassette::FaultRule) -> String {
+pub(crate) fn describe(index: usize, rule: &crate::cassette::FaultRule) -> String {
     let select = &rule.select;
     let mut words = vec![format!("#{index}")];
     words.extend(select.method.clone());
