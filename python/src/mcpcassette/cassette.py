@@ -13,6 +13,11 @@ them fails the test.
 
 A Streamable HTTP server runs as one ``mcpcassette run --upstream URL
 --report REPORT`` process the fixture starts and stops itself.
+
+A server given ``faults`` (a faults overlay, docs/faults.md) replays its
+cassette misbehaving as the rules say: they are written to a JSON file
+beside the reports and passed as ``run --faults FILE``. Faults apply only
+when replaying, so a server that would record refuses them at once.
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Union
+
+#: A faults overlay as a test gives it: a list of rules, or
+#: ``{"seed": N, "faults": [...]}`` (the format of ``run --faults FILE``).
+FaultsSpec = Union[Sequence[Mapping[str, Any]], Mapping[str, Any]]
 
 
 class CassetteError(Exception):
@@ -43,6 +52,9 @@ class StdioServer:
     args: list[str]
     env: Optional[dict[str, str]] = None
     cwd: Optional[str] = None
+    #: The folder its processes share (``run --scope``); names the server
+    #: in :meth:`Cassette.faults`.
+    scope: Optional[str] = field(default=None, repr=False, compare=False)
 
     def parameters(self) -> Any:
         """``mcp.StdioServerParameters`` for ``mcp.client.stdio.stdio_client``."""
@@ -102,6 +114,7 @@ class _Started:
     existed: bool
     http: Optional[HttpServer] = None
     upstream: Optional[str] = None
+    faults: Optional[Path] = None
 
 
 @dataclass
@@ -112,6 +125,7 @@ class _Stdio:
     path: Path
     scope: Path
     existed: bool
+    faults: Optional[Path] = None
 
 
 class Cassette:
@@ -119,7 +133,8 @@ class Cassette:
     handed out.
 
     ``options`` are extra ``run`` flags (``--strategy sequential``,
-    ``--ignore SELECTOR``); ``report_dir`` is where the reports go.
+    ``--ignore SELECTOR``); ``report_dir`` is where the reports go;
+    ``faults`` the faults overlay of every server that is not given its own.
     """
 
     def __init__(
@@ -132,6 +147,7 @@ class Cassette:
         fail_on_unused: bool = False,
         options: Sequence[str] = (),
         binary: Optional[str] = None,
+        faults: Optional[FaultsSpec] = None,
     ) -> None:
         from . import find_binary
 
@@ -142,6 +158,8 @@ class Cassette:
         self.options = list(options)
         self.binary = binary or find_binary()
         self._report_dir = Path(report_dir)
+        self.faults_spec = _check_faults(faults, "the mcp_cassette marker's faults") if faults is not None else None
+        self._faults_files = 0
         self._started: list[_Started] = []
         self._stdio: dict[tuple, _Stdio] = {}
         #: Every server the test asked for, by command, URL or name: its cassette.
@@ -163,6 +181,7 @@ class Cassette:
         cwd: Optional[os.PathLike | str] = None,
         *,
         name: Optional[str] = None,
+        faults: Optional[FaultsSpec] = None,
     ) -> StdioServer:
         """The stdio server ``command args`` behind mcpcassette: recorded,
         or replayed without ever being started, as the mode says. However
@@ -173,32 +192,52 @@ class Cassette:
         own for the first, ``<test>-2.json`` for the second (numbered in
         the order the test asks for them, whatever order they start in),
         ``<test>.<name>.json`` for one given a ``name``. Asking again for
-        the same command (or name) gives the same server."""
-        server = self._stdio_server(command, args, name)
+        the same command (or name) gives the same server.
+
+        ``faults`` (a list of fault rules, or ``{"seed": N, "faults":
+        [...]}``; default the marker's) makes the replay misbehave as they
+        say (docs/faults.md); :meth:`faults` tells which fired. A server
+        that would record (its cassette missing) refuses them: point the
+        test at a cassette recorded without faults."""
+        server = self._stdio_server(command, args, name, faults)
         argv = ["run", "--mode", self.mode, "--cassette", str(server.path), "--scope", str(server.scope)]
         if self.fail_on_unused:
             argv.append("--fail-on-unused")
+        if server.faults is not None:
+            argv += ["--faults", str(server.faults)]
         argv += self.options + ["--", command, *args]
         return StdioServer(
             command=self.binary,
             args=argv,
             env=dict(env) if env is not None else None,
             cwd=str(cwd) if cwd is not None else None,
+            scope=str(server.scope),
         )
 
-    def http(self, upstream: str, *, timeout: float = 10.0, name: Optional[str] = None) -> HttpServer:
+    def http(
+        self,
+        upstream: str,
+        *,
+        timeout: float = 10.0,
+        name: Optional[str] = None,
+        faults: Optional[FaultsSpec] = None,
+    ) -> HttpServer:
         """A Streamable HTTP endpoint in front of the server at
         ``upstream``: a recording proxy, or a replay that never contacts it.
         Listens on 127.0.0.1 and a free port. A second server in the test
         gets a cassette of its own, as with :meth:`stdio`; asking again for
-        the same URL (or name) gives the same endpoint."""
+        the same URL (or name) gives the same endpoint. ``faults`` as
+        with :meth:`stdio` (and ``"http"`` faults: statuses over HTTP)."""
         key = ("name", name) if name else ("http", upstream)
         if key in self._http:
             return self._http[key]
         path = self._path_for(key, name)
         existed = path.exists()
+        faults_file = self._faults_file(path, faults)
         report = self._next_report()
         argv = [self.binary, *self._run_args(report, path), "--upstream", upstream, "--listen", "127.0.0.1:0"]
+        if faults_file is not None:
+            argv += ["--faults", str(faults_file)]
         process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -217,7 +256,9 @@ class Cassette:
                 + "".join(stderr)
             )
         server = HttpServer(url=url, process=process, stderr=stderr)
-        self._started.append(_Started(report=report, path=path, existed=existed, http=server, upstream=upstream))
+        self._started.append(
+            _Started(report=report, path=path, existed=existed, http=server, upstream=upstream, faults=faults_file)
+        )
         self._http[key] = server
         return server
 
@@ -247,19 +288,102 @@ class Cassette:
         self._paths[key] = path
         return path
 
-    def _stdio_server(self, command: str, args: Sequence[str], name: Optional[str]) -> _Stdio:
+    def _stdio_server(
+        self, command: str, args: Sequence[str], name: Optional[str], faults: Optional[FaultsSpec]
+    ) -> _Stdio:
         key = ("name", name) if name else ("command", command, tuple(args))
         server = self._stdio.get(key)
         if server is not None:
             return server
         path = self._path_for(key, name)
+        faults_file = self._faults_file(path, faults)
         self._report_dir.mkdir(parents=True, exist_ok=True)
         scope = self._report_dir / f"scope-{len(self._stdio) + 1}"
-        server = _Stdio(path=path, scope=scope, existed=path.exists())
+        server = _Stdio(path=path, scope=scope, existed=path.exists(), faults=faults_file)
         self._stdio[key] = server
         return server
 
+    def _faults_file(self, path: Path, faults: Optional[FaultsSpec]) -> Optional[Path]:
+        """The server's faults (its own, else the marker's) as a file for
+        ``run --faults``; ``None`` without faults. Refuses them at once
+        when the server would record: ``run`` applies faults only when
+        replaying, so that no fault reaches a cassette."""
+        if faults is not None:
+            faults = _check_faults(faults, "faults=")
+        else:
+            faults = self.faults_spec
+        if faults is None:
+            return None
+        replays = self.mode == "none" or (self.mode == "once" and path.exists())
+        if not replays:
+            if self.mode == "once":
+                why = f"the cassette {path} does not exist, so mode `once` would record it"
+            elif self.mode == "all":
+                why = f"mode `all` re-records {path}"
+            else:
+                why = f"mode `{self.mode}` records what is missing in {path}"
+            source = f" ({self.mode_source})" if self.mode_source else ""
+            raise CassetteError(
+                f"mcpcassette: faults are given, but {why}{source}: faults apply only when "
+                "replaying, so that a fault never reaches a cassette. Record the cassette "
+                "without faults first (a test of its own, or this one without faults=), then "
+                "point this test at it: @pytest.mark.mcp_cassette(\"<that test's cassette name>\", "
+                "faults=[...]) replays it with the faults. The server was not started."
+            )
+        self._report_dir.mkdir(parents=True, exist_ok=True)
+        self._faults_files += 1
+        file = self._report_dir / f"faults-{self._faults_files}.json"
+        file.write_text(json.dumps(faults, indent=2))
+        return file
+
     # What became of it.
+
+    def faults(self, server: Optional[Any] = None, timeout: float = 5.0) -> dict:
+        """What the faults overlay of ``server`` (a :meth:`stdio` or
+        :meth:`http` result; default the test's one server with faults)
+        did, as ``run --report`` says it: ``rules`` (each as a few words),
+        ``fired`` (``{"fault": index, "kind", "session", "request", "id",
+        "did"}`` in order), ``fired_not_kept``, ``unused`` (the indexes of
+        rules that never fired), ``hung`` (``{"fault", "request", "id",
+        "cancelled"}``) and ``disconnected`` (the exit status of a
+        ``disconnect``, or ``None``); every process of a stdio server
+        together (a rule is unused when it fired in none of them).
+
+        Waits up to ``timeout`` seconds for the server's processes to end
+        (close the client first). An HTTP server is stopped first: its
+        report is final only then."""
+        stdio = list(self._stdio.values())
+        http = list(self._started)
+        if server is not None:
+            scope = getattr(server, "scope", None)
+            stdio = [s for s in stdio if scope is not None and str(s.scope) == scope]
+            http = [s for s in http if s.http is server]
+            if not stdio and not http:
+                raise CassetteError(f"{server!r} is not a server of this test")
+        with_faults = [s for s in stdio if s.faults is not None] + [s for s in http if s.faults is not None]
+        if not with_faults:
+            raise CassetteError("no server of this test was given faults")
+        if len(with_faults) > 1:
+            raise CassetteError(
+                "several servers of this test have faults: pass the one whose faults you want, "
+                "mcp_cassette.faults(server)"
+            )
+        chosen = with_faults[0]
+        if isinstance(chosen, _Stdio):
+            _wait_scope(chosen.scope, timeout)
+            reports = _scope_reports(chosen.scope)
+        else:
+            if chosen.http is not None:
+                chosen.http.close()
+            report = _wait(chosen.report, timeout)
+            reports = [report] if report is not None else []
+        return _merge_faults([r.get("faults") for r in reports if r.get("faults")])
+
+    @property
+    def faults_fired(self) -> list[dict]:
+        """The faults that fired, in order (``faults()["fired"]``)."""
+        return self.faults()["fired"]
+
 
     def stop_http(self) -> None:
         """Stops the HTTP servers the test started."""
@@ -386,6 +510,10 @@ class Cassette:
         code = report.get("exit_code")
         if report.get("error"):
             return [f"mcpcassette run failed: {report['error']}"]
+        faults = report.get("faults") or {}
+        if faults.get("disconnected") is not None and code == faults["disconnected"] and not report.get("misses"):
+            # A `disconnect` fault ended the replay as asked.
+            code = 0
         if not code:
             return []
         problems = [m.get("text") or json.dumps(m) for m in report.get("misses", [])]
@@ -398,11 +526,50 @@ class Cassette:
                 f"  #{u['interaction']} {json.dumps(u['message'].get('method'))}" for u in report["unused"]
             )
             problems.append(f"recorded interactions never used (--mcp-fail-on-unused):\n{listed}")
+        if faults.get("unused") and self.fail_on_unused:
+            rules = faults.get("rules", [])
+            listed = "\n".join(
+                f"  {rules[i] if isinstance(i, int) and i < len(rules) else f'#{i}'}" for i in faults["unused"]
+            )
+            problems.append(f"fault rules never fired (--mcp-fail-on-unused):\n{listed}")
         for mismatch in report.get("answer_mismatches", []):
             problems.append(f"client answer unlike the recorded one:\n{mismatch.get('diff', mismatch)}")
         if not problems:
             problems.append(f"mcpcassette run exited {code}")
         return problems
+
+
+def _check_faults(faults: Any, what: str) -> Any:
+    """``faults`` as ``run --faults`` reads it (the rules themselves are
+    checked by ``run``, which names the JSON pointer of a bad one)."""
+    if isinstance(faults, Mapping):
+        if not isinstance(faults.get("faults"), (list, tuple)):
+            raise CassetteError(f'{what}: expected a list of fault rules, or {{"seed": N, "faults": [...]}}')
+        return {**faults, "faults": [dict(rule) for rule in faults["faults"]]}
+    if isinstance(faults, (list, tuple)):
+        return [dict(rule) for rule in faults]
+    raise CassetteError(
+        f'{what}: expected a list of fault rules, or {{"seed": N, "faults": [...]}}, not {type(faults).__name__}'
+    )
+
+
+def _merge_faults(summaries: list[dict]) -> dict:
+    """The faults summaries of a server's processes as one."""
+    merged: dict = {"rules": [], "fired": [], "fired_not_kept": 0, "unused": [], "hung": [], "disconnected": None}
+    if not summaries:
+        return merged
+    merged["rules"] = list(summaries[0].get("rules", []))
+    unused: Optional[set] = None
+    for summary in summaries:
+        merged["fired"] += summary.get("fired", [])
+        merged["fired_not_kept"] += summary.get("fired_not_kept", 0)
+        merged["hung"] += summary.get("hung", [])
+        if merged["disconnected"] is None:
+            merged["disconnected"] = summary.get("disconnected")
+        mine = set(summary.get("unused", []))
+        unused = mine if unused is None else unused & mine
+    merged["unused"] = sorted(unused or ())
+    return merged
 
 
 def _safe(name: str) -> str:

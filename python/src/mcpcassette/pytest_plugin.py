@@ -52,7 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mcp_cassette(name=None, *, record_mode=None, fail_on_unused=None, strategy=None, "
-        "on_exhausted=None, ignore=(), options=()): the cassette of this test and how to replay it",
+        "on_exhausted=None, ignore=(), options=(), faults=None): the cassette of this test and how to "
+        "replay it; faults: fault rules (a list, or {\"seed\": N, \"faults\": [...]}) its servers replay with",
     )
 
 
@@ -60,7 +61,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def mcp_cassette(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cassette]:
     """The test's cassette. Hand ``mcp_cassette.stdio(command, args)`` (or
     its ``.parameters()`` / ``.fastmcp_transport()``) to a stdio client, or
-    ``mcp_cassette.http(url).url`` to a Streamable HTTP client."""
+    ``mcp_cassette.http(url).url`` to a Streamable HTTP client. With
+    ``faults=[...]`` (on the marker, or on ``stdio()`` / ``http()``) the
+    replay misbehaves as the rules say; ``mcp_cassette.faults()`` /
+    ``.faults_fired`` tell what fired."""
     marker = request.node.get_closest_marker("mcp_cassette")
     kwargs = dict(marker.kwargs) if marker else {}
     name = marker.args[0] if marker and marker.args else kwargs.pop("name", None)
@@ -72,14 +76,18 @@ def mcp_cassette(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     fail_on_unused = config.getoption("--mcp-fail-on-unused")
     if fail_on_unused is None:
         fail_on_unused = bool(kwargs.get("fail_on_unused", False))
-    cassette = Cassette(
-        _cassette_path(request, name),
-        mode,
-        mode_source=source,
-        fail_on_unused=fail_on_unused,
-        options=_options(kwargs),
-        report_dir=tmp_path_factory.mktemp("mcpcassette"),
-    )
+    try:
+        cassette = Cassette(
+            _cassette_path(request, name),
+            mode,
+            mode_source=source,
+            fail_on_unused=fail_on_unused,
+            options=_options(kwargs),
+            report_dir=tmp_path_factory.mktemp("mcpcassette"),
+            faults=kwargs.get("faults"),
+        )
+    except CassetteError as error:
+        pytest.fail(str(error), pytrace=False)
     request.node.stash[_KEY] = cassette
     yield cassette
     # Servers still running when the test returned (a client held by
