@@ -116,9 +116,10 @@ step "npm install (tarballs, vitest $VITEST_VERSION, @modelcontextprotocol/sdk $
     if (got !== version) { console.error(`js.sh: ${name} is ${got}, expected ${version}`); process.exit(1); }
   }' "$VITEST_VERSION" "$SDK_VERSION" "$TYPESCRIPT_VERSION")
 
-step "copying tests/js (and README.md, whose example the suite runs as written)"
+step "copying tests/js (and README.md and docs/faults.md, whose examples the suite runs as written)"
 cp -R "$ROOT/tests/js/." "$SCRATCH/"
 cp "$ROOT/README.md" "$SCRATCH/README.repo.md"
+cp "$ROOT/docs/faults.md" "$SCRATCH/faults.repo.md"
 
 step "type-checking the tests (tsc --noEmit)"
 (cd "$SCRATCH" && node node_modules/typescript/bin/tsc --noEmit -p tsconfig.json)

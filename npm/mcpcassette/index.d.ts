@@ -31,6 +31,57 @@ export function isCI(env?: NodeJS.ProcessEnv): boolean;
  */
 export function resolveMode(options?: { mode?: Mode | string; env?: NodeJS.ProcessEnv }): ResolvedMode;
 
+/**
+ * One fault rule (docs/faults.md): selectors (`method`, `name`, `uri`,
+ * `when`, `nth`, `times`, `probability`, `seed`, `session`) and exactly one
+ * fault kind (`error`, `tool_error`, `delay`, `hang`, `disconnect`,
+ * `malformed`, `http`, `drop_notifications`, `tools_changed`,
+ * `prompts_changed`, `resources_changed`, `mutate`). Checked by
+ * `mcpcassette run`, which names the JSON pointer of a bad one.
+ */
+export interface FaultRule {
+  method?: string;
+  name?: string;
+  uri?: string;
+  when?: unknown;
+  nth?: number;
+  times?: number;
+  probability?: number;
+  seed?: number;
+  session?: number;
+  error?: { code: number; message: string; data?: unknown };
+  tool_error?: string;
+  delay?: number | { ms: number } | { min: number; max: number } | { median: number; sigma: number; max: number };
+  hang?: true;
+  disconnect?: true | { after?: number; exit?: number };
+  malformed?: true | "not_json" | "not_jsonrpc" | "truncated";
+  http?: number | { status: number; retry_after?: number; body?: unknown };
+  drop_notifications?: true | string[];
+  tools_changed?: { remove?: string[]; change?: Record<string, Record<string, unknown>> };
+  prompts_changed?: { remove?: string[]; change?: Record<string, Record<string, unknown>> };
+  resources_changed?: { remove?: string[]; change?: Record<string, Record<string, unknown>> };
+  mutate?: { op: "replace" | "remove" | "add"; path: string; value?: unknown }[];
+  [key: string]: unknown;
+}
+
+/** A faults overlay: a list of rules, or `{seed, faults}` (the format of `run --faults FILE`). */
+export type Faults = FaultRule[] | { seed?: number; faults: FaultRule[] };
+
+/** What a faults overlay did (a report's `faults`). */
+export interface FaultsSummary {
+  /** Each rule, as a few words (`#0 tools/call name search nth 2: error -32000: …`). */
+  rules: string[];
+  /** The faults that fired, in order. */
+  fired: { fault: number; kind: string; session: number; request: string; id: unknown; did: string }[];
+  fired_not_kept: number;
+  /** The indexes of the rules that never fired. */
+  unused: number[];
+  /** Requests a `hang` held, and whether the client cancelled each (as a client whose time-out fired does). */
+  hung: { fault: number; request: string; id: unknown; cancelled: boolean }[];
+  /** The exit status a `disconnect` ended the replay with (stdio), or null. */
+  disconnected: number | null;
+}
+
 export interface CommonOptions {
   /** The cassette file (relative to the working directory). */
   cassette: string;
@@ -44,6 +95,13 @@ export interface CommonOptions {
   extraArgs?: string[];
   /** The binary to run; default `binaryPath()`. */
   binary?: string;
+  /**
+   * Make the replay misbehave as these fault rules say (`run --faults`;
+   * docs/faults.md). Replay only: throws at once when the run would
+   * record (the cassette missing, or mode `all`/`new-episodes`).
+   * `readFaults()` tells which fired.
+   */
+  faults?: Faults;
 }
 
 export interface StdioOptions extends CommonOptions {
@@ -75,6 +133,8 @@ export interface StdioParams {
   readonly cassette: string;
   /** Not enumerable; the mode passed as `--mode`. */
   readonly mode: ResolvedMode;
+  /** Not enumerable; the faults file passed as `--faults`, or null. */
+  readonly faultsPath: string | null;
 }
 
 /**
@@ -105,6 +165,8 @@ export interface HttpHandle {
   readonly cassette: string;
   readonly mode: ResolvedMode;
   readonly reportPath: string;
+  /** The faults file passed as `--faults`, or null. */
+  readonly faultsPath: string | null;
   readonly process: ChildProcess;
   /** What it wrote on stderr so far. */
   readonly stderr: string;
@@ -150,6 +212,8 @@ export interface Report {
   unused_cases?: unknown[];
   answer_mismatches?: { interaction: number; method: string; diff?: string; [key: string]: unknown }[];
   unanswered?: { id: unknown; interaction: number; label?: string }[];
+  /** What the faults overlay did (a run with faults). */
+  faults?: FaultsSummary;
   [key: string]: unknown;
 }
 
@@ -159,6 +223,18 @@ export interface Report {
  * 5000); then the unfinished report is returned.
  */
 export function readReport(path: string, options?: { timeoutMs?: number; intervalMs?: number }): Promise<Report | null>;
+
+/**
+ * What the faults overlay of a run did: from the parameters `stdio()`
+ * returned (every process of the server, waited for up to `timeoutMs`,
+ * default 5000; close the client first), the handle `http()` resolved to
+ * (stopped first: its report is final only then), a report path, or a
+ * report. Throws when there is no report, or the run had no faults.
+ */
+export function readFaults(
+  target: StdioParams | HttpHandle | Report | string,
+  options?: { timeoutMs?: number },
+): Promise<FaultsSummary>;
 
 /**
  * Waits for the final report of a run whose client should be closing. If

@@ -130,6 +130,40 @@ function newReportPath() {
   return path.join(dir, "report.json");
 }
 
+/**
+ * Writes `options.faults` (a list of fault rules, or `{seed, faults}`) to a
+ * JSON file for `run --faults`; `null` without faults. Throws at once when
+ * the run would record: faults apply only when replaying (a fault must
+ * never reach a cassette), and nothing is started then.
+ */
+function faultsFile(options, mode, cassette, what) {
+  const faults = options.faults;
+  if (faults === undefined || faults === null) return null;
+  const isList = Array.isArray(faults);
+  if (!isList && !(typeof faults === "object" && Array.isArray(faults.faults))) {
+    throw new TypeError(`mcpcassette.${what}: faults must be a list of fault rules, or {seed, faults: [...]}`);
+  }
+  const replays = mode === "none" || (mode === "once" && fs.existsSync(cassette));
+  if (!replays) {
+    const why =
+      mode === "once"
+        ? `the cassette ${cassette} does not exist, so mode once would record it`
+        : mode === "all"
+          ? `mode all re-records ${cassette}`
+          : mode === "new-episodes"
+            ? `mode new-episodes records what is missing in ${cassette}`
+            : `mode ${mode} forwards to the server`;
+    throw new Error(
+      `mcpcassette: faults are given, but ${why}: faults apply only when replaying, so that a fault never ` +
+        `reaches a cassette. Record the cassette without faults first (a test of its own, or this one without ` +
+        `faults), then point this test at it with the cassette option. The server was not started.`,
+    );
+  }
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcpcassette-faults-")), "faults.json");
+  fs.writeFileSync(file, JSON.stringify(faults, null, 2));
+  return file;
+}
+
 function commonArgs(mode, cassette, reportPath, options) {
   const args = ["run", "--mode", mode, "--cassette", cassette, "--report", reportPath];
   if (options.failOnUnused) args.push("--fail-on-unused");
@@ -170,12 +204,14 @@ export function stdio(options) {
     throw missingCassetteError(cassette, mode, options.recordHint);
   }
   const binary = options.binary ?? binaryPath();
+  const faultsPath = faultsFile(options, mode, cassette, "stdio");
   const scopeDir = options.scopeDir
     ? path.resolve(String(options.scopeDir))
     : fs.mkdtempSync(path.join(os.tmpdir(), "mcpcassette-scope-"));
   const reportPath = scopeDir;
   const args = ["run", "--mode", mode, "--cassette", cassette, "--scope", scopeDir];
   if (options.failOnUnused) args.push("--fail-on-unused");
+  if (faultsPath) args.push("--faults", faultsPath);
   if (options.extraArgs) args.push(...options.extraArgs.map(String));
   args.push("--", String(options.command), ...(options.args ?? []).map(String));
   const params = { command: binary, args };
@@ -189,6 +225,7 @@ export function stdio(options) {
     binary: { value: binary, enumerable: false },
     cassette: { value: cassette, enumerable: false },
     mode: { value: mode, enumerable: false },
+    faultsPath: { value: faultsPath, enumerable: false },
   });
   return params;
 }
@@ -199,7 +236,9 @@ export function stdio(options) {
  */
 export async function http(options) {
   const { mode, cassette, reportPath, binary } = prepare(options, "http");
+  const faultsPath = faultsFile(options, mode, cassette, "http");
   const args = commonArgs(mode, cassette, reportPath, options);
+  if (faultsPath) args.push("--faults", faultsPath);
   if (options.upstream) args.push("--upstream", String(options.upstream));
   args.push("--listen", options.listen ?? "127.0.0.1:0");
   const startTimeoutMs = options.startTimeoutMs ?? 15000;
@@ -259,6 +298,7 @@ export async function http(options) {
     cassette,
     mode,
     reportPath,
+    faultsPath,
     process: child,
     get stderr() {
       return stderrText;
@@ -334,6 +374,66 @@ export async function readReport(reportPath, options = {}) {
     }
     await sleep(intervalMs);
   }
+}
+
+/**
+ * What the faults overlay of a run did, from its report's `faults`:
+ * `{rules, fired, fired_not_kept, unused, hung, disconnected}`. `target`
+ * is the parameters `stdio()` returned (every process of the server,
+ * waited for up to `timeoutMs`, together: a rule is unused when it fired
+ * in none of them), the handle `http()` resolved to (stopped first: its
+ * report is final only then), a report path, or a report. Throws when
+ * there is no report or the run had no faults.
+ */
+export async function readFaults(target, options = {}) {
+  let report;
+  if (target && typeof target === "object" && typeof target.close === "function" && target.url) {
+    report = await target.close();
+  } else if (target && typeof target === "object" && (target.scopeDir || target.reportPath) && !("finished" in target)) {
+    report = await readReport(target.scopeDir ?? target.reportPath, { timeoutMs: options.timeoutMs ?? 5000 });
+  } else if (typeof target === "string") {
+    report = await readReport(target, { timeoutMs: options.timeoutMs ?? 5000 });
+  } else {
+    report = target ?? null;
+  }
+  if (!report) throw new Error("mcpcassette.readFaults: there is no report (the server never started)");
+  if (!report.faults) {
+    throw new Error(
+      `mcpcassette.readFaults: the run for ${report.cassette ?? "the cassette"} had no faults` +
+        (report.error ? ` (it failed: ${report.error})` : ""),
+    );
+  }
+  return report.faults;
+}
+
+/** Whether a run ended with the exit status a `disconnect` fault gave it, and nothing else went wrong. */
+function disconnectedAsAsked(report) {
+  const exit = report?.faults?.disconnected;
+  return (
+    exit !== undefined &&
+    exit !== null &&
+    report.exit_code === exit &&
+    !report.error &&
+    (report.misses ?? []).length === 0 &&
+    !report.misses_not_kept
+  );
+}
+
+/** The faults summaries of a server's processes as one. */
+function combineFaults(summaries) {
+  if (summaries.length === 0) return undefined;
+  let unused = null;
+  const out = { rules: summaries[0].rules ?? [], fired: [], fired_not_kept: 0, unused: [], hung: [], disconnected: null };
+  for (const summary of summaries) {
+    out.fired.push(...(summary.fired ?? []));
+    out.fired_not_kept += summary.fired_not_kept ?? 0;
+    out.hung.push(...(summary.hung ?? []));
+    if (out.disconnected === null && summary.disconnected !== undefined) out.disconnected = summary.disconnected;
+    const mine = new Set(summary.unused ?? []);
+    unused = unused === null ? mine : new Set([...unused].filter((i) => mine.has(i)));
+  }
+  out.unused = [...(unused ?? [])].sort((a, b) => a - b);
+  return out;
 }
 
 /**
@@ -457,7 +557,7 @@ function combine(cassette, reports) {
   const combined = { cassette, mode: reports[0].mode, finished: reports.every((r) => r.finished), exit_code: 0 };
   const errors = [];
   for (const [i, report] of reports.entries()) {
-    combined.exit_code = Math.max(combined.exit_code, report.exit_code ?? 0);
+    combined.exit_code = Math.max(combined.exit_code, disconnectedAsAsked(report) ? 0 : (report.exit_code ?? 0));
     if (report.error) errors.push(label(i) + report.error);
     for (const key of ["misses", "unanswered", "answer_mismatches", "unused", "unused_cases"]) {
       const items = (report[key] ?? []).map((item) =>
@@ -468,6 +568,8 @@ function combine(cassette, reports) {
     combined.misses_not_kept = (combined.misses_not_kept ?? 0) + (report.misses_not_kept ?? 0);
   }
   if (errors.length > 0) combined.error = errors.join("\n");
+  const faults = combineFaults(reports.map((r) => r.faults).filter(Boolean));
+  if (faults) combined.faults = faults;
   return combined;
 }
 
@@ -491,7 +593,8 @@ export function failureMessage(report, options = {}) {
       `close the client (await client.close()) before the test ends, so that mcpcassette stops and writes its report`
     );
   }
-  const code = report.exit_code ?? 0;
+  // A `disconnect` fault ends the run with its exit status, as asked.
+  const code = disconnectedAsAsked(report) ? 0 : (report.exit_code ?? 0);
   if (code === 0 && !report.error) return null;
   const parts = [];
   if (report.error) {
@@ -520,10 +623,17 @@ export function failureMessage(report, options = {}) {
   }
   const unused = report.unused ?? [];
   const unusedCases = report.unused_cases ?? [];
-  if (parts.length === 0 && (unused.length > 0 || unusedCases.length > 0)) {
+  const unusedFaults = report.faults?.unused ?? [];
+  const nothingElse = parts.length === 0;
+  if (nothingElse && (unused.length > 0 || unusedCases.length > 0)) {
     const lines = unused.map((u) => `  #${u.interaction} ${oneLine(u.message)}`);
     for (const c of unusedCases) lines.push(`  case ${JSON.stringify(c)}`);
     parts.push(`mcpcassette: --fail-on-unused: recorded interactions in ${cassette} were never used:\n${lines.join("\n")}`);
+  }
+  if (nothingElse && unusedFaults.length > 0) {
+    const rules = report.faults.rules ?? [];
+    const lines = unusedFaults.map((i) => `  ${rules[i] ?? `#${i}`}`);
+    parts.push(`mcpcassette: --fail-on-unused: fault rules never fired (replaying ${cassette}):\n${lines.join("\n")}`);
   }
   if (parts.length === 0) parts.push(`mcpcassette: the run for ${cassette} exited with code ${code}`);
   return parts.join("\n\n");

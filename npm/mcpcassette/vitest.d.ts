@@ -1,7 +1,7 @@
-import type { HttpHandle, HttpOptions, StdioOptions, StdioParams } from "./index.js";
+import type { FaultsSummary, HttpHandle, HttpOptions, Report, StdioOptions, StdioParams } from "./index.js";
 
-export type { HttpHandle, Mode, Report, ResolvedMode, StdioParams } from "./index.js";
-export { binaryPath, failureMessage, finishRun, isCI, readReport, resolveMode } from "./index.js";
+export type { FaultRule, Faults, FaultsSummary, HttpHandle, Mode, Report, ResolvedMode, StdioParams } from "./index.js";
+export { binaryPath, failureMessage, finishRun, isCI, readFaults, readReport, resolveMode } from "./index.js";
 
 export interface CassetteOption {
   /**
@@ -38,6 +38,12 @@ export const cassette: {
    * is stopped when the test finishes, which fails with the miss report.
    */
   http(options: VitestHttpOptions | string | URL): Promise<HttpHandle>;
+  /**
+   * What the faults overlay of one of this test's servers did
+   * (`readFaults`): the parameters `stdio()` returned (close the client
+   * first), or the handle of `http()` (stopped first).
+   */
+  faults(target: StdioParams | HttpHandle | Report | string, options?: { timeoutMs?: number }): Promise<FaultsSummary>;
   /** The path this test's next default cassette (or the cassette `name`) would have. */
   path(name?: string): string;
 };

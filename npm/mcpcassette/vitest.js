@@ -115,6 +115,15 @@ function cleanup(reportPath, ownReport) {
   }
 }
 
+function removeFaults(faultsPath) {
+  if (!faultsPath) return;
+  try {
+    fs.rmSync(path.dirname(faultsPath), { recursive: true, force: true });
+  } catch {
+    // a temporary directory; never mind
+  }
+}
+
 function options(what, given) {
   const test = currentTest(what);
   const opts = { ...(given ?? {}) };
@@ -136,6 +145,11 @@ export const cassette = {
    * test asks, whatever order they start in), or `<test>.<name>.json`
    * with `name`; asking again for the same command (or name) gives the
    * same parameters.
+   *
+   * With `faults` (a list of fault rules, or `{seed, faults}`) the replay
+   * misbehaves as they say; `cassette.faults(params)` tells which fired.
+   * A run that would record refuses them: point `cassette` at a cassette
+   * another test recorded.
    */
   stdio(given) {
     const test = currentTest("stdio");
@@ -160,6 +174,7 @@ export const cassette = {
       const waitedMs = opts.reportTimeoutMs ?? REPORT_WAIT_MS;
       const { report } = await core.finishRun(params, { timeoutMs: waitedMs });
       cleanup(path.join(params.scopeDir, "report.json"), ownScope);
+      removeFaults(params.faultsPath);
       const message = core.failureMessage(report, { waitedMs });
       if (message) throw failure(message, report, test);
     }, 60000);
@@ -187,11 +202,21 @@ export const cassette = {
       }
       const report = await handle.close();
       cleanup(handle.reportPath, ownReport);
+      removeFaults(handle.faultsPath);
       const message = core.failureMessage(report);
       if (message) throw failure(message, report, test);
     }, 60000);
     started = core.http(opts);
     return await started;
+  },
+
+  /**
+   * What the faults overlay of a server did (`readFaults`): pass the
+   * parameters `cassette.stdio()` returned (after `client.close()`), or the
+   * handle of `cassette.http()` (stopped first).
+   */
+  faults(target, options) {
+    return core.readFaults(target, options);
   },
 
   /** The path the next default cassette of the current test would have (without counting it). */
@@ -205,4 +230,4 @@ export const cassette = {
   },
 };
 
-export { binaryPath, failureMessage, finishRun, isCI, readReport, resolveMode } from "./index.js";
+export { binaryPath, failureMessage, finishRun, isCI, readFaults, readReport, resolveMode } from "./index.js";

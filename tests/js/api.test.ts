@@ -172,6 +172,52 @@ describe("stdio(), readReport() and failureMessage()", () => {
   });
 });
 
+describe("faults (the core API, as node:test uses it)", () => {
+  const cassettePath = path.join(tmp, "core", "echo.json");
+
+  it("stdio({faults}) passes them as --faults, replays misbehaving, and readFaults says what fired", async () => {
+    const faults = [{ name: "echo", tool_error: "down for maintenance" }];
+    const params = mc.stdio({ command: "/nonexistent/demo_server", cassette: cassettePath, mode: "none", faults });
+    expect(params.args.slice(params.args.indexOf("--faults"), params.args.indexOf("--faults") + 2)).toEqual(["--faults", params.faultsPath]);
+    expect(params.args.indexOf("--faults")).toBeLessThan(params.args.indexOf("--"));
+    expect(JSON.parse(fs.readFileSync(params.faultsPath!, "utf8"))).toEqual(faults);
+    const result = await echo(params, "hello");
+    expect(result.isError).toBe(true);
+    expect(result.content).toEqual([{ type: "text", text: "down for maintenance" }]);
+    const { report } = await mc.finishRun(params);
+    expect(mc.failureMessage(report)).toBeNull();
+    const fired = await mc.readFaults(params);
+    expect(fired).toMatchObject({ fired: [{ fault: 0, kind: "tool_error", request: "tools/call echo" }], unused: [], hung: [], disconnected: null });
+    expect(await mc.readFaults(report!)).toEqual(fired);
+    expect(mc.stdio({ command: "x", cassette: cassettePath, mode: "none" }).faultsPath).toBeNull();
+  });
+
+  it("refuses faults at once when the run would record, and faults that are not a list", () => {
+    const missing = path.join(tmp, "core", "never-recorded.json");
+    const faults = [{ hang: true as const }];
+    expect(() => mc.stdio({ command: demoServer, cassette: missing, mode: "once", faults })).toThrow(
+      `faults are given, but the cassette ${missing} does not exist, so mode once would record it`,
+    );
+    expect(() => mc.stdio({ command: demoServer, cassette: cassettePath, mode: "all", faults })).toThrow(
+      `faults are given, but mode all re-records ${cassettePath}`,
+    );
+    expect(() => mc.stdio({ command: demoServer, cassette: cassettePath, mode: "new-episodes", faults })).toThrow(
+      "faults apply only when replaying",
+    );
+    expect(fs.existsSync(missing)).toBe(false);
+    // @ts-expect-error: not a list of rules
+    expect(() => mc.stdio({ command: demoServer, cassette: cassettePath, mode: "none", faults: "hang" })).toThrow(
+      "faults must be a list of fault rules, or {seed, faults: [...]}",
+    );
+  });
+
+  it("readFaults throws when the run had no faults", async () => {
+    const params = mc.stdio({ command: "/nonexistent/demo_server", cassette: cassettePath, mode: "none" });
+    await echo(params, "hello");
+    await expect(mc.readFaults(params)).rejects.toThrow("had no faults");
+  });
+});
+
 describe("http()", () => {
   const cassettePath = path.join(tmp, "http", "echo.json");
   let upstream: ReturnType<typeof spawn>;
@@ -212,6 +258,20 @@ describe("http()", () => {
     expect(report.exit_code).toBe(1);
     expect(mc.failureMessage(report)).toContain("no recorded interaction matches this request");
     expect(await replay.close()).toBe(report); // idempotent
+  });
+
+  it("http({faults}) replays misbehaving; readFaults stops it and says what fired", async () => {
+    const replay = await mc.http({
+      cassette: cassettePath,
+      mode: "none",
+      stderr: "pipe",
+      faults: { seed: 1, faults: [{ name: "echo", http: { status: 503, retry_after: 1 } }] },
+    });
+    await expect(call(replay.url, "hello")).rejects.toThrow(/503/);
+    const faults = await mc.readFaults(replay);
+    expect(faults.fired.map((f) => f.kind)).toEqual(["http"]);
+    expect(replay.process.exitCode).toBe(0);
+    expect(mc.failureMessage(await replay.close())).toBeNull();
   });
 
   it("rejects with the reason when run cannot start", async () => {

@@ -341,3 +341,105 @@ describe("the README's example, as written", () => {
     }
   });
 });
+
+describe("faults: cassette.stdio({faults}) replays another test's recording, misbehaving", () => {
+  const dir = project("faults");
+  const cassettePath = path.join(dir, "cassettes", "faults", "echo--records.json");
+  const replays = [
+    "echo surfaces a tool error",
+    "echo times out on a hung call, and cancels it",
+    "echo retries after an error, and the retry succeeds",
+    "echo sees the server hang up",
+    "echo has a fault that never fires",
+  ];
+  const statuses = (run: Run) => Object.fromEntries(run.tests.map((t) => [t.fullName, t.status]));
+
+  it("the first run records, and each failure test replays the recording with its faults", async () => {
+    const run = await vitest(dir, "faults.test.ts", { FIXTURE_SERVER: JSON.stringify([demoServer]) });
+    expect(run.code, run.output).toBe(0);
+    expect(statuses(run)).toEqual(Object.fromEntries(["echo records", ...replays].map((name) => [name, "passed"])));
+    // No fault reached the cassette.
+    const text = fs.readFileSync(cassettePath, "utf8");
+    expect(text).toContain("echo: b");
+    expect(text).not.toContain("rate limited");
+    expect(text).not.toContain("isError");
+  });
+
+  it("CI=true replays every failure path with the server gone", async () => {
+    const run = await vitest(dir, "faults.test.ts", { CI: "true", FIXTURE_SERVER: JSON.stringify(["/nonexistent/demo_server"]) });
+    expect(run.code, run.output).toBe(0);
+    expect(run.tests.filter((t) => t.status === "passed").length).toBe(1 + replays.length);
+  });
+
+  it("failOnUnused: a fault rule that never fires fails its test", async () => {
+    const run = await vitest(dir, "faults.test.ts", {
+      CI: "true",
+      FIXTURE_SERVER: JSON.stringify(["/nonexistent/demo_server"]),
+      FIXTURE_FAIL_ON_UNUSED: "1",
+    });
+    expect(run.code, run.output).toBe(1);
+    const failed = run.tests.filter((t) => t.status === "failed");
+    expect(failed.map((t) => t.fullName)).toEqual(["echo has a fault that never fires"]);
+    const failure = failed[0].failureMessages.join("\n");
+    expect(failure).toContain("fault rules never fired");
+    expect(failure).toContain('#0 name echo nth 5: tool error "never"');
+  });
+
+  it("faults are refused while recording, starting nothing", async () => {
+    const fresh = project("faults-recording");
+    const marker = path.join(fresh, "server-started");
+    const run = await vitest(fresh, "faults.test.ts", { FIXTURE_SERVER: markedServer(marker), FIXTURE_SKIP_RECORDING: "1" });
+    expect(run.code, run.output).toBe(1);
+    expect(statuses(run)).toEqual({ "echo records": "skipped", ...Object.fromEntries(replays.map((name) => [name, "failed"])) });
+    const missing = path.join(fresh, "cassettes", "faults", "echo--records.json");
+    const failure = run.tests.find((t) => t.fullName === replays[0])!.failureMessages.join("\n");
+    expect(failure).toContain(`faults are given, but the cassette ${missing} does not exist, so mode once would record it`);
+    expect(failure).toContain("faults apply only when replaying");
+    expect(failure).toContain("Record the cassette without faults first");
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(fs.existsSync(missing)).toBe(false);
+
+    // Recorded, then re-recorded on purpose: mode all refuses them too.
+    const all = await vitest(dir, "faults.test.ts", { MCPCASSETTE_MODE: "all", FIXTURE_SERVER: markedServer(marker), FIXTURE_SKIP_RECORDING: "1" });
+    expect(all.code, all.output).toBe(1);
+    expect(all.tests.find((t) => t.fullName === replays[0])!.failureMessages.join("\n")).toContain(
+      `faults are given, but mode all re-records ${cassettePath}`,
+    );
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});
+
+describe("docs/faults.md's Vitest example, as written", () => {
+  // .ci/js.sh copies the repository's README.md and docs/faults.md here.
+  const docs = fs.readFileSync(path.join(here, "faults.repo.md"), "utf8");
+  const readme = fs.readFileSync(path.join(here, "README.repo.md"), "utf8");
+  const block = (text: string, first: string) => {
+    const match = new RegExp("```(?:js|ts)\\n(" + first.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&") + "\\n[\\s\\S]*?)```").exec(text);
+    if (!match) throw new Error(`no code block starting with ${first}`);
+    return match[1];
+  };
+  const dir = path.join(scenarios, "faults-docs");
+  const names = ["weather forecasts", "weather tells the user when the tool fails", "weather gives up on a hung call"];
+
+  beforeAll(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    // The README's weather server, which the example's first test records.
+    fs.writeFileSync(path.join(dir, "server.mjs"), block(readme, "// server.mjs"));
+    fs.writeFileSync(path.join(dir, "weather-faults.test.ts"), block(docs, "// weather-faults.test.ts"));
+  });
+
+  it("records, then replays the recording with each test's faults", async () => {
+    const run = await vitest(dir, "weather-faults.test.ts", {});
+    expect(run.code, run.output).toBe(0);
+    expect(run.tests.map((t) => [t.fullName, t.status])).toEqual(names.map((name) => [name, "passed"]));
+    expect(fs.existsSync(path.join(dir, "cassettes", "weather-faults", "weather--forecasts.json"))).toBe(true);
+  });
+
+  it("replays under CI=true with the server gone", async () => {
+    fs.renameSync(path.join(dir, "server.mjs"), path.join(dir, "server.mjs.gone"));
+    const run = await vitest(dir, "weather-faults.test.ts", { CI: "true" });
+    expect(run.code, run.output).toBe(0);
+    expect(run.tests.map((t) => [t.fullName, t.status])).toEqual(names.map((name) => [name, "passed"]));
+  });
+});
