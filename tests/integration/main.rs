@@ -7,6 +7,8 @@ mod concurrent;
 mod credentials;
 mod delivery;
 mod everything;
+mod faults;
+mod faults_clients;
 mod fixture;
 mod http_interop;
 mod http_record;
