@@ -296,7 +296,11 @@ mod tests {
             codes("{\"format_version\": \"1\"}")[0].0,
             Code::FormatVersion
         );
-        assert_eq!(codes("[]")[0].0, Code::Structure);
+        // A list at the top is a faults file, checked as one.
+        assert!(matches!(
+            read(Path::new("t.json"), "[]"),
+            Ok(Read::Faults(_))
+        ));
     }
 
     #[test]
@@ -315,6 +319,7 @@ mod tests {
         let kind = |text: &str| match read(Path::new("t.json"), text) {
             Ok(Read::Cassette(_)) => "cassette",
             Ok(Read::Fixture(_)) => "fixture",
+            Ok(Read::Faults(_)) => "faults",
             Err(_) => "refused",
         };
         assert_eq!(kind(&format!("{{{cassette}}}")), "cassette");

@@ -16,6 +16,7 @@ mod choose;
 mod dry_run;
 mod output;
 mod overlay;
+mod prefilter;
 mod report;
 
 pub use dry_run::{Hit, would_hit};

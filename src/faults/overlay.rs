@@ -14,6 +14,7 @@ use tokio::task::JoinSet;
 use super::answers;
 use super::choose::{self, Counts, Firing};
 use super::output::{self, After, Shaping};
+use super::prefilter::Prefilter;
 use super::report::{FaultsSummary, Fired, Hung, KEPT_FIRED};
 use crate::cassette::{Fault, Faults, HttpSituation, Interaction, ListChange, Malformed};
 use crate::jsonrpc::{self, Kind, codes};
@@ -36,9 +37,9 @@ pub struct FaultOverlay {
 #[derive(Debug)]
 struct Shared {
     faults: Faults,
-    /// The methods a rule may concern: any other request goes straight
-    /// to the handler (its text path included). `None`: every method.
-    methods: Option<Vec<String>>,
+    /// What a rule may concern: anything else goes straight to the
+    /// handler (its text path included).
+    prefilter: Prefilter,
     sessions: AtomicU64,
     report: Mutex<Report>,
     /// List changes that have come into force.
@@ -70,7 +71,7 @@ struct SessionState {
 impl FaultOverlay {
     /// `inner`, misbehaving as `faults` say.
     pub fn new(inner: Arc<dyn Handler>, faults: Faults) -> Arc<Self> {
-        let methods = concerned_methods(&faults);
+        let prefilter = Prefilter::new(&faults);
         let tools = inner.http_profile().tools;
         let shared = Arc::new(Shared {
             report: Mutex::new(Report {
@@ -78,7 +79,7 @@ impl FaultOverlay {
                 ..Report::default()
             }),
             faults,
-            methods,
+            prefilter,
             // The first fork is session 1 too: over HTTP every client
             // session is a fork, and the root answers none of them.
             sessions: AtomicU64::new(0),
@@ -130,10 +131,7 @@ impl FaultOverlay {
 
     /// Whether a request of `method` may concern a fault at all.
     fn concerns(&self, method: &str) -> bool {
-        match &self.shared.methods {
-            None => true,
-            Some(methods) => methods.iter().any(|m| m == method),
-        }
+        self.shared.prefilter.concerns_method(method)
     }
 
     fn note(&self, firing: Firing, method: &str, request: &Value, did: String) {
@@ -396,12 +394,7 @@ impl Handler for FaultOverlay {
         tasks: &mut JoinSet<()>,
     ) -> Option<Handled> {
         // The handler's text path, for lines that concern no fault.
-        let methods = self.shared.methods.as_ref()?;
-        if line.contains(&b'\\') {
-            return None;
-        }
-        let concerned = methods_in(line).any(|m| methods.iter().any(|c| c.as_bytes() == m));
-        if concerned {
+        if self.shared.prefilter.concerns_line(line) {
             return None;
         }
         Arc::clone(&self.inner).handle_text(line, sink, tasks)
@@ -438,64 +431,6 @@ impl Handler for FaultOverlay {
     }
 }
 
-/// The methods a rule may concern; `None` when one may concern any.
-fn concerned_methods(faults: &Faults) -> Option<Vec<String>> {
-    let mut methods: Vec<String> = Vec::new();
-    let mut add = |m: &str| {
-        if !methods.iter().any(|x| x == m) {
-            methods.push(m.to_owned());
-        }
-    };
-    for rule in &faults.rules {
-        let select = &rule.select;
-        match (&select.method, &select.name, &select.uri) {
-            (Some(method), _, _) => add(method),
-            (None, Some(_), _) => ["tools/call", "prompts/get"].into_iter().for_each(&mut add),
-            (None, None, Some(_)) => [
-                "resources/read",
-                "resources/subscribe",
-                "resources/unsubscribe",
-            ]
-            .into_iter()
-            .for_each(&mut add),
-            (None, None, None) => return None,
-        }
-        if let Fault::ListChanged(change) = &rule.fault {
-            add(change.list.list_method());
-            add(change.list.use_method());
-            add("subscriptions/listen");
-        }
-    }
-    Some(methods)
-}
-
-/// Every `"method": "…"` value in a line (a plain one, without escapes):
-/// the top-level one among them, whatever else the params hold.
-fn methods_in(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    const KEY: &[u8] = b"\"method\"";
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        loop {
-            let at = line[from..].windows(KEY.len()).position(|w| w == KEY)? + from;
-            from = at + KEY.len();
-            let rest = &line[from..];
-            let skip = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_whitespace()).count();
-            let mut i = skip(rest);
-            if rest.get(i) != Some(&b':') {
-                continue;
-            }
-            i += 1;
-            i += skip(&rest[i..]);
-            if rest.get(i) != Some(&b'"') {
-                continue;
-            }
-            let start = i + 1;
-            let end = rest[start..].iter().position(|&b| b == b'"')? + start;
-            return Some(&rest[start..end]);
-        }
-    })
-}
-
 /// A rule in a few words, for the summary.
 pub(crate) fn describe(index: usize, rule: &crate::cassette::FaultRule) -> String {
     let select = &rule.select;
@@ -528,35 +463,4 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn methods_are_found_in_a_line_wherever_they_are() {
-        let line =
-            br#"{"params":{"method" : "inner"},"jsonrpc":"2.0","method":"tools/call","id":1}"#;
-        let found: Vec<&[u8]> = methods_in(line).collect();
-        assert_eq!(found, [&b"inner"[..], &b"tools/call"[..]]);
-        assert_eq!(methods_in(br#"{"id":1}"#).count(), 0);
-    }
-
-    #[test]
-    fn rules_name_the_methods_they_concern() {
-        let faults = Faults::from_document(&json!([
-            {"name": "a", "hang": true},
-            {"method": "resources/read", "delay": 5},
-            {"nth": 2, "tools_changed": {"remove": ["a"]}, "method": "tools/call"},
-        ]))
-        .unwrap();
-        let methods = concerned_methods(&faults).unwrap();
-        for method in [
-            "tools/call",
-            "prompts/get",
-            "resources/read",
-            "tools/list",
-            "subscriptions/listen",
-        ] {
-            assert!(methods.iter().any(|m| m == method), "{method}");
-        }
-        let any = Faults::from_document(&json!([{"nth": 3, "hang": true}])).unwrap();
-        assert!(concerned_methods(&any).is_none());
-    }
 }

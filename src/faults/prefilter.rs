@@ -1,0 +1,165 @@
+//! Telling, cheaply, which client messages no fault rule can concern, so
+//! that they go straight to the handler (replay's text path, which answers
+//! a plain request without parsing it): a faults file that matches nothing
+//! must cost (almost) nothing.
+
+use crate::cassette::{Fault, Faults};
+
+/// What the rules of one overlay may concern.
+#[derive(Debug)]
+pub(crate) struct Prefilter {
+    /// Some rule may hit any request.
+    any: bool,
+    /// Methods concerned whatever else the message says (the lists a
+    /// change edits, the calls it refuses, cancellations of hung requests).
+    always: Vec<String>,
+    /// Per rule: the methods it may hit, and a string its requests must
+    /// contain (the tool, prompt or resource it names, as JSON).
+    rules: Vec<(Vec<String>, Option<String>)>,
+}
+
+impl Prefilter {
+    pub(crate) fn new(faults: &Faults) -> Self {
+        let mut prefilter = Prefilter {
+            any: false,
+            always: Vec::new(),
+            rules: Vec::new(),
+        };
+        for rule in &faults.rules {
+            let select = &rule.select;
+            let methods: Vec<String> = match (&select.method, &select.name, &select.uri) {
+                (Some(method), _, _) => vec![method.clone()],
+                (None, Some(_), _) => vec!["tools/call".into(), "prompts/get".into()],
+                (None, None, Some(_)) => vec![
+                    "resources/read".into(),
+                    "resources/subscribe".into(),
+                    "resources/unsubscribe".into(),
+                ],
+                (None, None, None) => Vec::new(),
+            };
+            let needle = select
+                .name
+                .as_ref()
+                .or(select.uri.as_ref())
+                .map(|named| serde_json::to_string(named).expect("strings serialise"));
+            prefilter.any |= methods.is_empty() && needle.is_none();
+            prefilter.rules.push((methods, needle));
+            match &rule.fault {
+                Fault::ListChanged(change) => {
+                    for method in [
+                        change.list.list_method(),
+                        change.list.use_method(),
+                        "subscriptions/listen",
+                    ] {
+                        prefilter.always.push(method.to_owned());
+                    }
+                }
+                Fault::Hang => prefilter.always.push("notifications/cancelled".to_owned()),
+                _ => {}
+            }
+        }
+        prefilter
+    }
+
+    /// Whether a message of `method` may concern some rule.
+    pub(crate) fn concerns_method(&self, method: &str) -> bool {
+        self.any
+            || self.always.iter().any(|m| m == method)
+            || (self.rules.iter())
+                .any(|(methods, _)| methods.is_empty() || methods.iter().any(|m| m == method))
+    }
+
+    /// Whether the message on `line` may concern some rule. A line with an
+    /// escape in it may spell a method or a name otherwise: it is always
+    /// concerned (and parsed).
+    pub(crate) fn concerns_line(&self, line: &[u8]) -> bool {
+        if self.any || line.contains(&b'\\') {
+            return true;
+        }
+        let methods: Vec<&[u8]> = methods_in(line).collect();
+        let has = |method: &str| methods.iter().any(|m| *m == method.as_bytes());
+        if self.always.iter().any(|m| has(m)) {
+            return true;
+        }
+        self.rules.iter().any(|(rule_methods, needle)| {
+            (rule_methods.is_empty() || rule_methods.iter().any(|m| has(m)))
+                && needle
+                    .as_ref()
+                    .is_none_or(|needle| memchr::memmem::find(line, needle.as_bytes()).is_some())
+        })
+    }
+}
+
+/// Every `"method": "…"` value in a line (a plain one, without escapes):
+/// the top-level one among them, whatever else the params hold.
+fn methods_in(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let finder = memchr::memmem::Finder::new(b"\"method\"");
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let at = finder.find(&line[from..])? + from;
+            from = at + b"\"method\"".len();
+            let rest = &line[from..];
+            let skip = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            let mut i = skip(rest);
+            if rest.get(i) != Some(&b':') {
+                continue;
+            }
+            i += 1;
+            i += skip(&rest[i..]);
+            if rest.get(i) != Some(&b'"') {
+                continue;
+            }
+            let start = i + 1;
+            let end = memchr::memchr(b'"', &rest[start..])? + start;
+            return Some(&rest[start..end]);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn prefilter(rules: serde_json::Value) -> Prefilter {
+        Prefilter::new(&Faults::from_document(&rules).unwrap())
+    }
+
+    #[test]
+    fn methods_are_found_in_a_line_wherever_they_are() {
+        let line =
+            br#"{"params":{"method" : "inner"},"jsonrpc":"2.0","method":"tools/call","id":1}"#;
+        let found: Vec<&[u8]> = methods_in(line).collect();
+        assert_eq!(found, [&b"inner"[..], &b"tools/call"[..]]);
+        assert_eq!(methods_in(br#"{"id":1}"#).count(), 0);
+    }
+
+    #[test]
+    fn only_lines_a_rule_may_hit_are_concerned() {
+        let p = prefilter(json!([{"name": "search", "hang": true}]));
+        let call = |name: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}"}}}}"#
+            )
+        };
+        assert!(p.concerns_line(call("search").as_bytes()));
+        assert!(!p.concerns_line(call("echo").as_bytes()));
+        assert!(p.concerns_line(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#
+        ));
+        assert!(
+            p.concerns_line(br#"{"method":"tools/call","params":{"name":"s\u0065arch"}}"#),
+            "escapes are parsed"
+        );
+        assert!(!p.concerns_method("tools/list"));
+        assert!(p.concerns_method("prompts/get"));
+        let p = prefilter(json!([{"nth": 3, "delay": 5}]));
+        assert!(
+            p.concerns_line(br#"{"method":"ping","id":1}"#),
+            "a rule on every request"
+        );
+        let p = prefilter(json!([{"method": "tools/call", "tools_changed": {"remove": ["a"]}}]));
+        assert!(p.concerns_method("tools/list") && p.concerns_method("subscriptions/listen"));
+    }
+}
