@@ -221,6 +221,9 @@ struct State {
     /// The client's open `subscriptions/listen` streams, where change
     /// notifications go.
     listeners: Listeners,
+    /// Interactions something else answered in the place of (a fault):
+    /// not unused, though still there to answer.
+    stood_in: std::collections::BTreeSet<usize>,
 }
 
 /// A live request that replay could not answer: the interaction that
@@ -257,6 +260,7 @@ impl State {
             answer_mismatches: Vec::new(),
             unanswered: HashMap::new(),
             listeners: Listeners::default(),
+            stood_in: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -1285,7 +1289,11 @@ impl Engine {
         Summary {
             misses: state.misses.clone(),
             misses_not_kept: state.misses_not_kept,
-            unused: state.matcher.unused(&self.cassette),
+            unused: {
+                let mut unused = state.matcher.unused(&self.cassette);
+                unused.retain(|p| !state.stood_in.contains(p));
+                unused
+            },
             unused_cases: state.matcher.unused_cases(),
             answer_mismatches: state.answer_mismatches.clone(),
             unanswered: {

@@ -532,3 +532,27 @@ fn a_fixture_is_served_with_its_own_faults() {
         "{stderr}"
     );
 }
+
+#[test]
+fn what_a_fault_stood_in_for_answers_the_retry_and_is_not_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = faults_file(
+        dir.path(),
+        json!([{"name": "echo", "nth": 1, "error": {"code": -32000, "message": "rate limited"}}]),
+    );
+    let mut command = replay(&demo());
+    command.arg("--faults").arg(&faults);
+    let mut peer = Peer::spawn(command);
+    initialize_demo(&mut peer);
+    let hello = json!({"message": "hello"});
+    let failed = call(&mut peer, "echo", hello.clone());
+    assert_eq!(failed.response["error"]["message"], "rate limited");
+    // Recorded once, and still there for the retry (no repeat-last).
+    assert_eq!(call(&mut peer, "echo", hello).text(), "echo: hello");
+    let (status, stderr) = peer.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("#4 tools/call"),
+        "echo is not unused: {stderr}"
+    );
+}

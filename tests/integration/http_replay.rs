@@ -1881,3 +1881,155 @@ async fn mcp_param_headers_are_checked_against_the_arguments() {
     }
     replay.stop().await;
 }
+
+// ---------------------------------------------------------------------------
+// Faults over Streamable HTTP (docs/faults.md)
+
+impl Replay {
+    /// The demo cassette's replay behind a faults overlay of `rules`.
+    async fn start_faulty(rules: Value) -> Replay {
+        let engine = Engine::new(demo("demo-legacy.json"), Path::new("faulty.json"));
+        let faults = mcpcassette::cassette::Faults::from_document(&rules).unwrap();
+        let overlay =
+            mcpcassette::faults::FaultOverlay::new(std::sync::Arc::clone(&engine) as _, faults);
+        let (ready, bound) = oneshot::channel();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            mcpcassette::serve::http::serve_http(
+                overlay,
+                HttpReplayConfig::new("127.0.0.1:0".parse().unwrap()),
+                move |addr| {
+                    let _ = ready.send(addr);
+                },
+                async move {
+                    let _ = stopped.await;
+                },
+            )
+            .await?;
+            Ok(engine.summary_of_every_session())
+        });
+        let addr = tokio::time::timeout(PATIENCE, bound)
+            .await
+            .unwrap()
+            .unwrap();
+        Replay { addr, stop, task }
+    }
+}
+
+#[tokio::test]
+async fn an_http_fault_answers_with_its_status_and_retry_after() {
+    let replay = Replay::start_faulty(json!([
+        {"name": "echo", "nth": 1, "http": {"status": 429, "retry_after": 3}}
+    ]))
+    .await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let limited = http.post(&echo(json!(1)), &session_headers(&session)).await;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(limited.header("retry-after"), Some("3"));
+    assert_eq!(limited.json()["error"]["code"], -32000);
+    // The session lives on: the retry is answered as recorded.
+    let retried = http.post(&echo(json!(2)), &session_headers(&session)).await;
+    assert_eq!(retried.status, StatusCode::OK);
+    assert_eq!(tool_text(&retried.answer()), "echo: hello");
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn a_404_fault_ends_the_session_and_the_next_one_is_served() {
+    let replay =
+        Replay::start_faulty(json!([{"name": "echo", "nth": 1, "session": 1, "http": 404}])).await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let expired = http.post(&echo(json!(1)), &session_headers(&session)).await;
+    assert_eq!(expired.status, StatusCode::NOT_FOUND);
+    // Gone for good, as an expired session is.
+    let again = http
+        .post(
+            &call(json!(2), "add", json!({"a": 2, "b": 40})),
+            &session_headers(&session),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND, "{}", again.text());
+    // The client initialises again: a new session, served from the top.
+    let fresh = http.initialize().await;
+    assert_ne!(fresh, session);
+    let answered = http.post(&echo(json!(3)), &session_headers(&fresh)).await;
+    assert_eq!(tool_text(&answered.answer()), "echo: hello");
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn a_disconnect_cuts_an_sse_answer_after_n_events_or_drops_the_connection() {
+    let replay = Replay::start_faulty(json!([
+        {"name": "count", "disconnect": {"after": 1}},
+        {"name": "echo", "disconnect": true},
+    ]))
+    .await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let count = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "count", "arguments": {"steps": 3}, "_meta": {"progressToken": "count-1"}}});
+    let body = Bytes::from(serde_json::to_vec(&count).unwrap());
+    let headers: Vec<(&str, &str)> = session_headers(&session)
+        .into_iter()
+        .chain([("accept", BOTH)])
+        .collect();
+    let (status, _, mut body) = http.open(http.request(Method::POST, &headers, body)).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut seen = Vec::new();
+    let ended_in_error = loop {
+        match tokio::time::timeout(PATIENCE, body.frame())
+            .await
+            .expect("in time")
+        {
+            Some(Ok(frame)) => seen.extend_from_slice(frame.data_ref().map_or(&[][..], |d| &d[..])),
+            Some(Err(_)) => break true,
+            None => break false,
+        }
+    };
+    assert!(ended_in_error, "the stream is cut, not ended");
+    let events = parse_events(std::str::from_utf8(&seen).unwrap());
+    let messages: Vec<Value> = events
+        .iter()
+        .filter(|e| !e.data.is_empty())
+        .map(SseEvent::message)
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["method"], "notifications/progress");
+    // Without events to write first, the connection drops with no answer.
+    let request = http.request(
+        Method::POST,
+        &session_headers(&session),
+        Bytes::from(serde_json::to_vec(&echo(json!(2))).unwrap()),
+    );
+    let dropped = tokio::time::timeout(PATIENCE, http.client.request(request))
+        .await
+        .expect("in time");
+    assert!(
+        dropped.is_err(),
+        "no response: {:?}",
+        dropped.map(|r| r.status())
+    );
+    replay.stop().await;
+}
+
+#[tokio::test]
+async fn a_truncated_answer_over_http_is_not_json() {
+    let replay = Replay::start_faulty(json!([{"name": "echo", "malformed": "truncated"}])).await;
+    let http = replay.http();
+    let session = http.initialize().await;
+    let headers: Vec<(&str, &str)> = session_headers(&session)
+        .into_iter()
+        .chain([("accept", "application/json")])
+        .collect();
+    let reply = http.post(&echo(json!(1)), &headers).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(
+        serde_json::from_slice::<Value>(&reply.body).is_err(),
+        "{}",
+        reply.text()
+    );
+    assert!(reply.text().starts_with("{\"jsonrpc\""), "{}", reply.text());
+    replay.stop().await;
+}

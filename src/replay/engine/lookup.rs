@@ -57,7 +57,7 @@ impl Engine {
             state.matcher.request(&self.cassette, &masked, None)
         {
             state.matcher.give_back(&self.cassette, position);
-            state.matcher.mark_used(position);
+            state.stood_in.insert(position);
         }
     }
 
