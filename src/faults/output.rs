@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::answers;
-use crate::cassette::{Edit, EditOp, ListChange, SseFrame};
+use crate::cassette::{Edit, EditOp, ListChange, ListKind, SseFrame};
 use crate::serve::sink::is_response;
 use crate::serve::{BARRIER, HANGUP, Sink};
 
@@ -30,6 +30,10 @@ pub(crate) struct Shaping {
     pub(crate) disconnect: Option<usize>,
     /// Changes in force on a list this answer lists.
     pub(crate) lists: Vec<ListChange>,
+    /// Lists whose changes the handshake this answers must say are
+    /// announced (`capabilities.tools.listChanged`), since faults change
+    /// them.
+    pub(crate) announces: Vec<ListKind>,
     /// After the answer: changes that come into force, and the
     /// notifications that announce them.
     pub(crate) after: Option<After>,
@@ -56,6 +60,7 @@ impl Shaping {
             && !self.truncate
             && self.disconnect.is_none()
             && self.lists.is_empty()
+            && self.announces.is_empty()
             && self.after.is_none()
     }
 }
@@ -139,7 +144,7 @@ fn dropped(message: &[u8], drop: Option<&[String]>) -> bool {
 /// The response as the faults make it.
 fn reshape(message: Vec<u8>, shaping: &Shaping) -> Vec<u8> {
     let mut message = message;
-    if !shaping.edits.is_empty() || !shaping.lists.is_empty() {
+    if !shaping.edits.is_empty() || !shaping.lists.is_empty() || !shaping.announces.is_empty() {
         if let Ok(mut value) = serde_json::from_slice::<Value>(&message)
             && let Some(result) = value.get_mut("result")
         {
@@ -154,6 +159,14 @@ fn reshape(message: Vec<u8>, shaping: &Shaping) -> Vec<u8> {
             }
             for change in &shaping.lists {
                 change_list(result, change);
+            }
+            for &list in &shaping.announces {
+                // Only a server that has the list can say it changes.
+                if let Some(Value::Object(capability)) =
+                    result.pointer_mut(&format!("/capabilities/{}", list.items()))
+                {
+                    capability.insert("listChanged".to_owned(), Value::Bool(true));
+                }
             }
             message = crate::serve::encode(&value);
         }

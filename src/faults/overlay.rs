@@ -16,7 +16,7 @@ use super::choose::{self, Counts, Firing};
 use super::output::{self, After, Shaping};
 use super::prefilter::Prefilter;
 use super::report::{FaultsSummary, Fired, Hung, KEPT_FIRED};
-use crate::cassette::{Fault, Faults, HttpSituation, Interaction, ListChange, Malformed};
+use crate::cassette::{Fault, Faults, HttpSituation, Interaction, ListChange, ListKind, Malformed};
 use crate::jsonrpc::{self, Kind, codes};
 use crate::serve::{Handled, Handler, HttpProfile, Sink};
 
@@ -46,6 +46,8 @@ struct Shared {
     changes: Arc<Mutex<Vec<ListChange>>>,
     /// The tools the handler lists, for `tool_error`'s structured content.
     tools: Vec<Value>,
+    /// The lists some fault changes, which the handshake says may change.
+    changing: Vec<ListKind>,
 }
 
 #[derive(Debug, Default)]
@@ -72,6 +74,14 @@ impl FaultOverlay {
     /// `inner`, misbehaving as `faults` say.
     pub fn new(inner: Arc<dyn Handler>, faults: Faults) -> Arc<Self> {
         let prefilter = Prefilter::new(&faults);
+        let mut changing = Vec::new();
+        for rule in &faults.rules {
+            if let Fault::ListChanged(change) = &rule.fault
+                && !changing.contains(&change.list)
+            {
+                changing.push(change.list);
+            }
+        }
         let tools = inner.http_profile().tools;
         let shared = Arc::new(Shared {
             report: Mutex::new(Report {
@@ -85,6 +95,7 @@ impl FaultOverlay {
             sessions: AtomicU64::new(0),
             changes: Arc::default(),
             tools,
+            changing,
         });
         Arc::new(Self::session(inner, shared, 1))
     }
@@ -193,6 +204,9 @@ impl FaultOverlay {
             if method == change.list.list_method() {
                 shaping.lists.push(change.clone());
             }
+        }
+        if matches!(method.as_str(), "initialize" | "server/discover") {
+            shaping.announces = self.shared.changing.clone();
         }
         let listen = method == "subscriptions/listen";
         if listen {

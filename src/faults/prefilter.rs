@@ -50,6 +50,8 @@ impl Prefilter {
                         change.list.list_method(),
                         change.list.use_method(),
                         "subscriptions/listen",
+                        "initialize",
+                        "server/discover",
                     ] {
                         prefilter.always.push(method.to_owned());
                     }

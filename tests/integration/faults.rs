@@ -556,3 +556,51 @@ fn what_a_fault_stood_in_for_answers_the_retry_and_is_not_unused() {
         "echo is not unused: {stderr}"
     );
 }
+
+#[test]
+fn a_modern_client_hears_of_a_list_change_on_its_listen_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = faults_file(
+        dir.path(),
+        json!([{"name": "echo", "tools_changed": {"remove": ["add"]}}]),
+    );
+    let mut command = replay(&demo());
+    command.arg("--faults").arg(&faults);
+    let mut peer = Peer::spawn(command);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let discover = peer.request("server/discover", json!({"_meta": meta}));
+    // A server whose tools change says so.
+    assert_eq!(
+        discover.result()["capabilities"]["tools"]["listChanged"],
+        true
+    );
+    peer.send(
+        &json!({"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta}}),
+    );
+    let acknowledged = peer.recv();
+    assert_eq!(
+        acknowledged["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let echoed = peer.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hello"}, "_meta": meta}),
+    );
+    assert_eq!(echoed.text(), "echo: hello");
+    let changed = peer.recv();
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen"
+    );
+    let tools = peer.request("tools/list", json!({"_meta": meta}));
+    let names: Vec<&str> = (tools.result()["tools"].as_array().unwrap().iter())
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && !names.contains(&"add"),
+        "{names:?}"
+    );
+    peer.finish();
+}
