@@ -34,6 +34,8 @@ pub(crate) struct Shaping {
     /// announced (`capabilities.tools.listChanged`), since faults change
     /// them.
     pub(crate) announces: Vec<ListKind>,
+    /// Notifications that go in the answer, just before its response.
+    pub(crate) ahead: Vec<Value>,
     /// After the answer: changes that come into force, and the
     /// notifications that announce them.
     pub(crate) after: Option<After>,
@@ -61,6 +63,7 @@ impl Shaping {
             && self.disconnect.is_none()
             && self.lists.is_empty()
             && self.announces.is_empty()
+            && self.ahead.is_empty()
             && self.after.is_none()
     }
 }
@@ -94,6 +97,9 @@ pub(crate) async fn forward(
             return;
         }
         if response {
+            for notification in &shaping.ahead {
+                sink.event(notification);
+            }
             let message = reshape(message, &shaping);
             let _ = sink.responses.send(message);
         } else {

@@ -48,6 +48,9 @@ struct Shared {
     tools: Vec<Value>,
     /// The lists some fault changes, which the handshake says may change.
     changing: Vec<ListKind>,
+    /// The client has gone (or the replay is stopping): what closes now
+    /// was not closed by the client.
+    ending: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -96,6 +99,7 @@ impl FaultOverlay {
             changes: Arc::default(),
             tools,
             changing,
+            ending: std::sync::atomic::AtomicBool::new(false),
         });
         Arc::new(Self::session(inner, shared, 1))
     }
@@ -178,6 +182,13 @@ impl FaultOverlay {
             sink.respond(&unknown);
             return Handled::Answered(None);
         }
+        if let Some(list) = self.changed_tools(&method, &request, &id) {
+            // The tools as the server now lists them, however often the
+            // recording was asked.
+            self.inner.stand_in(&request);
+            sink.respond(&list);
+            return Handled::Answered(None);
+        }
         let firing = {
             let mut state = self.state();
             choose::firing(
@@ -217,10 +228,14 @@ impl FaultOverlay {
         }
         let (channel, from) = mpsc::unbounded_channel();
         let rerouted = sink.rerouted(channel);
+        let ahead = !shaping.ahead.is_empty();
         let handled = Arc::clone(&self.inner).handle(request, &rerouted, tasks, situation);
         drop(rerouted);
         tasks.spawn(output::forward(from, sink.clone(), shaping));
-        handled
+        match handled {
+            Handled::Answered(position) if ahead => Handled::Streamed(position),
+            handled => handled,
+        }
     }
 
     /// A fault that answers instead of the recording.
@@ -244,7 +259,12 @@ impl FaultOverlay {
                     .tools
                     .iter()
                     .find(|t| t.get("name").and_then(Value::as_str) == name);
-                sink.respond(&answers::tool_error(text, tool, id));
+                let mut answer = answers::tool_error(text, tool, id);
+                if modern(&request) {
+                    // Every 2026-07-28 result says what kind it is.
+                    answer["result"]["resultType"] = json!("complete");
+                }
+                sink.respond(&answer);
             }
             Fault::Hang => {
                 let key = jsonrpc::id_key(&id);
@@ -257,6 +277,9 @@ impl FaultOverlay {
                 });
                 let at = report.hung.len() - 1;
                 drop(report);
+                if modern(&request) {
+                    self.watch_stream(sink, at);
+                }
                 self.state().hanging.insert(key, (sink.clone(), at));
             }
             Fault::Malformed(kind) => {
@@ -315,10 +338,18 @@ impl FaultOverlay {
                     tagged["params"] = json!({"_meta": {SUBSCRIPTION_ID: live}});
                     announce.push((Some(stream.clone()), tagged));
                 }
-                if announce.is_empty() {
+                if !announce.is_empty() {
+                    did = format!("{did}; announced on {} listen stream(s)", announce.len());
+                } else if sink.has_session() {
+                    // A legacy HTTP session: on its own stream, after.
                     announce.push((None, notification));
+                    did = format!("{did}; announced on the session's stream");
+                } else {
+                    // No stream of its own (stdio, or stateless HTTP): with
+                    // the answer, before its response.
+                    shaping.ahead.push(notification);
+                    did = format!("{did}; announced with the answer");
                 }
-                did = format!("{did}; announced on {} stream(s)", announce.len());
                 let after = shaping.after.get_or_insert_with(|| After {
                     changes: Vec::new(),
                     in_force: Arc::clone(&self.shared.changes),
@@ -329,8 +360,28 @@ impl FaultOverlay {
             }
             _ => unreachable!("faults that replace the answer are not shaping"),
         }
-        let _ = sink;
         self.note(firing, method, request, did);
+    }
+
+    /// `tools/list` once a change to the tools is in force: the tools the
+    /// recording listed, changed (the first page asked only: later pages
+    /// are answered as recorded).
+    fn changed_tools(&self, method: &str, request: &Value, id: &Value) -> Option<Value> {
+        if method != "tools/list" || request.pointer("/params/cursor").is_some() {
+            return None;
+        }
+        let changes = lock(&self.shared.changes);
+        let mut tools = changes
+            .iter()
+            .any(|c| c.list == ListKind::Tools)
+            .then(|| json!({"tools": self.shared.tools.clone()}))?;
+        for change in changes.iter().filter(|c| c.list == ListKind::Tools) {
+            output::change_list(&mut tools, change);
+        }
+        if modern(request) {
+            tools = crate::fixture::modern_result(method, tools);
+        }
+        Some(jsonrpc::result_response(id.clone(), tools))
     }
 
     /// An error for a call to an item a list change removed, as a server
@@ -359,6 +410,21 @@ impl FaultOverlay {
             &message,
             None,
         ))
+    }
+
+    /// In 2026-07-28, closing a request's stream cancels it: a held
+    /// request whose answer's channel closes before the replay ends was
+    /// cancelled that way (over stdio the channel closes only after the
+    /// client has gone, which marks nothing).
+    fn watch_stream(&self, sink: &Sink, at: usize) {
+        let events = sink.events.clone();
+        let shared = Arc::clone(&self.shared);
+        tokio::spawn(async move {
+            events.closed().await;
+            if !shared.ending.load(Ordering::Relaxed) {
+                lock(&shared.report).hung[at].cancelled = true;
+            }
+        });
     }
 
     /// A client's `notifications/cancelled`: a request held by `hang` ends,
@@ -432,6 +498,7 @@ impl Handler for FaultOverlay {
     }
 
     fn client_gone(&self) {
+        self.shared.ending.store(true, Ordering::Relaxed);
         self.state().hanging.clear();
         self.inner.client_gone();
     }
@@ -443,6 +510,11 @@ impl Handler for FaultOverlay {
     fn http_profile(&self) -> HttpProfile {
         self.inner.http_profile()
     }
+}
+
+/// Whether a request speaks 2026-07-28 (its `_meta` declares a version).
+fn modern(request: &Value) -> bool {
+    crate::protocol::declared_version(request).is_some()
 }
 
 /// A rule in a few words, for the summary.
@@ -472,9 +544,4 @@ pub(crate) fn describe(index: usize, rule: &crate::cassette::FaultRule) -> Strin
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 }

@@ -8,22 +8,29 @@ use crate::cassette::{Fault, Faults};
 /// What the rules of one overlay may concern.
 #[derive(Debug)]
 pub(crate) struct Prefilter {
-    /// Some rule may hit any request.
+    /// Some rule may hit any request (or there are too many rules to sort
+    /// lines by): every message is concerned.
     any: bool,
     /// Methods concerned whatever else the message says (the lists a
     /// change edits, the calls it refuses, cancellations of hung requests).
     always: Vec<String>,
-    /// Per rule: the methods it may hit, and a string its requests must
-    /// contain (the tool, prompt or resource it names, as JSON).
-    rules: Vec<(Vec<String>, Option<String>)>,
+    /// Per rule: the methods it may hit (empty: any), and what its requests
+    /// must contain (the tool, prompt or resource it names, as JSON).
+    rules: Vec<(Vec<String>, Option<memchr::memmem::Finder<'static>>)>,
+    /// Finds `"method"` keys.
+    method_key: memchr::memmem::Finder<'static>,
 }
+
+/// Rules sorted line by line, at most (one bit each).
+const SORTED_RULES: usize = 64;
 
 impl Prefilter {
     pub(crate) fn new(faults: &Faults) -> Self {
         let mut prefilter = Prefilter {
-            any: false,
+            any: faults.rules.len() > SORTED_RULES,
             always: Vec::new(),
             rules: Vec::new(),
+            method_key: memchr::memmem::Finder::new(METHOD_KEY).into_owned(),
         };
         for rule in &faults.rules {
             let select = &rule.select;
@@ -37,11 +44,10 @@ impl Prefilter {
                 ],
                 (None, None, None) => Vec::new(),
             };
-            let needle = select
-                .name
-                .as_ref()
-                .or(select.uri.as_ref())
-                .map(|named| serde_json::to_string(named).expect("strings serialise"));
+            let needle = select.name.as_ref().or(select.uri.as_ref()).map(|named| {
+                let quoted = serde_json::to_string(named).expect("strings serialise");
+                memchr::memmem::Finder::new(quoted.as_bytes()).into_owned()
+            });
             prefilter.any |= methods.is_empty() && needle.is_none();
             prefilter.rules.push((methods, needle));
             match &rule.fault {
@@ -73,34 +79,48 @@ impl Prefilter {
 
     /// Whether the message on `line` may concern some rule. A line with an
     /// escape in it may spell a method or a name otherwise: it is always
-    /// concerned (and parsed).
+    /// concerned (and parsed). Allocates nothing: it runs on every line.
     pub(crate) fn concerns_line(&self, line: &[u8]) -> bool {
-        if self.any || line.contains(&b'\\') {
+        if self.any || memchr::memchr(b'\\', line).is_some() {
             return true;
         }
-        let methods: Vec<&[u8]> = methods_in(line).collect();
-        let has = |method: &str| methods.iter().any(|m| *m == method.as_bytes());
-        if self.always.iter().any(|m| has(m)) {
-            return true;
+        // Bit i: rule i may hit a method this line names.
+        let mut candidates: u64 = 0;
+        for (i, (methods, _)) in self.rules.iter().enumerate() {
+            if methods.is_empty() {
+                candidates |= 1 << i;
+            }
         }
-        self.rules.iter().any(|(rule_methods, needle)| {
-            (rule_methods.is_empty() || rule_methods.iter().any(|m| has(m)))
-                && needle
-                    .as_ref()
-                    .is_none_or(|needle| memchr::memmem::find(line, needle.as_bytes()).is_some())
-        })
+        for method in methods_in(&self.method_key, line) {
+            if self.always.iter().any(|m| m.as_bytes() == method) {
+                return true;
+            }
+            for (i, (methods, _)) in self.rules.iter().enumerate() {
+                if methods.iter().any(|m| m.as_bytes() == method) {
+                    candidates |= 1 << i;
+                }
+            }
+        }
+        (self.rules.iter().enumerate())
+            .filter(|(i, _)| candidates & (1 << i) != 0)
+            .any(|(_, (_, needle))| needle.as_ref().is_none_or(|n| n.find(line).is_some()))
     }
 }
 
+/// The key whose values [`methods_in`] finds.
+const METHOD_KEY: &[u8] = b"\"method\"";
+
 /// Every `"method": "…"` value in a line (a plain one, without escapes):
 /// the top-level one among them, whatever else the params hold.
-fn methods_in(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let finder = memchr::memmem::Finder::new(b"\"method\"");
+fn methods_in<'a>(
+    key: &'a memchr::memmem::Finder<'static>,
+    line: &'a [u8],
+) -> impl Iterator<Item = &'a [u8]> + 'a {
     let mut from = 0;
     std::iter::from_fn(move || {
         loop {
-            let at = finder.find(&line[from..])? + from;
-            from = at + b"\"method\"".len();
+            let at = key.find(&line[from..])? + from;
+            from = at + METHOD_KEY.len();
             let rest = &line[from..];
             let skip = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_whitespace()).count();
             let mut i = skip(rest);
@@ -132,9 +152,10 @@ mod tests {
     fn methods_are_found_in_a_line_wherever_they_are() {
         let line =
             br#"{"params":{"method" : "inner"},"jsonrpc":"2.0","method":"tools/call","id":1}"#;
-        let found: Vec<&[u8]> = methods_in(line).collect();
+        let key = memchr::memmem::Finder::new(METHOD_KEY);
+        let found: Vec<&[u8]> = methods_in(&key, line).collect();
         assert_eq!(found, [&b"inner"[..], &b"tools/call"[..]]);
-        assert_eq!(methods_in(br#"{"id":1}"#).count(), 0);
+        assert_eq!(methods_in(&key, br#"{"id":1}"#).count(), 0);
     }
 
     #[test]

@@ -20,6 +20,11 @@ pub enum Handled {
     /// Nothing recorded in that situation: nothing was sent, and the
     /// transport answers as the specification says.
     NotRecorded,
+    /// Answered (by this recorded interaction if one), with server
+    /// messages before the response that the recording did not have (a
+    /// faults overlay's announcement): over HTTP, as a stream when the
+    /// client accepts one, so they reach it.
+    Streamed(Option<usize>),
     /// Answered by an HTTP status instead of any message (a faults
     /// overlay's `http` fault). Streamable HTTP answers the whole POST
     /// with it; byte streams have no status, and send nothing.
@@ -30,7 +35,7 @@ impl Handled {
     /// The recorded interaction that answered, if one did.
     pub fn interaction(&self) -> Option<usize> {
         match self {
-            Handled::Answered(position) => *position,
+            Handled::Answered(position) | Handled::Streamed(position) => *position,
             Handled::NotRecorded | Handled::Status(_) => None,
         }
     }

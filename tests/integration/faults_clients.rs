@@ -203,73 +203,7 @@ const SCENARIOS: &[Scenario] = &[
 
 /// Cells that fail because of a bug on our side: (sdk, scenario, transport
 /// or None for both, era, the bug).
-const KNOWN_BUGS: &[(Sdk, &str, Option<Transport>, Era, &str)] = &[
-    (Sdk::Mcp, "tool_error", None, Era::Modern, TOOL_ERROR_BUG),
-    (
-        Sdk::Fastmcp,
-        "tool_error",
-        None,
-        Era::Modern,
-        TOOL_ERROR_BUG,
-    ),
-    (
-        Sdk::Ts,
-        "tools_changed",
-        Some(Transport::Http),
-        Era::Modern,
-        LIST_CHANGED_BUG,
-    ),
-    (
-        Sdk::Mcp,
-        "tools_changed",
-        Some(Transport::Http),
-        Era::Modern,
-        LIST_CHANGED_BUG,
-    ),
-    (
-        Sdk::Fastmcp,
-        "tools_changed",
-        Some(Transport::Http),
-        Era::Modern,
-        LIST_CHANGED_BUG,
-    ),
-    (
-        Sdk::Rmcp,
-        "tools_changed",
-        Some(Transport::Http),
-        Era::Modern,
-        LIST_CHANGED_BUG,
-    ),
-    (
-        Sdk::Mcp,
-        "hang",
-        Some(Transport::Http),
-        Era::Modern,
-        HANG_CANCEL_BUG,
-    ),
-    (
-        Sdk::Fastmcp,
-        "hang",
-        Some(Transport::Http),
-        Era::Modern,
-        HANG_CANCEL_BUG,
-    ),
-    (
-        Sdk::Rmcp,
-        "hang",
-        Some(Transport::Http),
-        Era::Modern,
-        HANG_CANCEL_BUG,
-    ),
-];
-
-const TOOL_ERROR_BUG: &str = "tool_error's result has no resultType \"complete\" in a 2026-07-28 \
-     session; the SDK's validation (CallToolResult | InputRequiredResult) rejects it";
-const LIST_CHANGED_BUG: &str = "over HTTP from a 2026-07-28 cassette the list_changed \
-     notification is dropped (log: \"no stream for a server message outside any answer; \
-     dropped\") while the report says \"announced on 1 stream(s)\"";
-const HANG_CANCEL_BUG: &str = "a 2026-07-28 client over HTTP gives up a hung request by closing \
-     its POST connection; the report keeps it \"cancelled\": false";
+const KNOWN_BUGS: &[(Sdk, &str, Option<Transport>, Era, &str)] = &[];
 
 /// What one cell produced.
 struct Cell {
@@ -665,8 +599,8 @@ fn expect(sdk: Sdk, scenario: &str, transport: Transport, era: Era, cell: &Cell)
 // ---------------------------------------------------------------------------
 
 /// `mcpcassette replay CASSETTE --faults F --report R --on-exhausted
-/// repeat-last` (a client that lists tools before every call, as the Python
-/// SDKs do, still gets the changed tools/list after `tools_changed`).
+/// repeat-last` (the Python SDKs list tools before calls: a cassette
+/// recorded with one `tools/list` answers them all).
 fn replay_args(era: Era, faults: &Path, report: &Path) -> Vec<std::ffi::OsString> {
     vec![
         "replay".into(),

@@ -258,6 +258,9 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
     let (mut flow, sink) = Flow::open(spill);
     sink.note_ids(&post.body, &messages, post.batch);
     let mut positions: Vec<Option<usize>> = Vec::with_capacity(messages.len());
+    // Whether the handler sends messages before a response beyond the
+    // recording's: a JSON answer would lose them.
+    let mut streamed = false;
     for message in messages {
         let state = http_transport::session_state(&message, lookup, issues_sessions);
         let situation = http_transport::situation(post.headers, server.local, &message, state);
@@ -267,6 +270,11 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
             match handled {
                 Handled::Answered(position) => {
                     positions.push(position);
+                    continue;
+                }
+                Handled::Streamed(position) => {
+                    positions.push(position);
+                    streamed = true;
                     continue;
                 }
                 Handled::Status(reply) => return status(server, &session, &reply),
@@ -281,7 +289,10 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         }
         match traced(&handler, message, &sink, &mut flow.tasks) {
             Handled::Status(reply) => return status(server, &session, &reply),
-            handled => positions.push(handled.interaction()),
+            handled => {
+                streamed |= matches!(handled, Handled::Streamed(_));
+                positions.push(handled.interaction());
+            }
         }
     }
     drop(sink);
@@ -293,6 +304,9 @@ async fn dispatch(server: &Arc<Server>, post: Post<'_>, messages: Vec<Value>) ->
         return answer::without_stream(&plan);
     }
     let mut plan = Plan::for_request(first_request.and_then(played), post.accept);
+    if streamed && post.accept.sse && matches!(plan.shape, Shape::Json) {
+        plan.shape = Shape::Sse;
+    }
     if listen && server.listen_streams && !plan.recorded && post.accept.sse {
         // The handler's `subscriptions/listen` streams its notifications
         // until the client closes the stream.
