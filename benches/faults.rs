@@ -35,7 +35,7 @@ fn main() {
 }
 
 fn run(quick: bool) -> io::Result<()> {
-    let (calls, rounds) = if quick { (2_000, 1) } else { (200_000, 9) };
+    let (calls, rounds) = if quick { (2_000, 1) } else { (200_000, 15) };
     eprintln!("[faults] building binaries…");
     let (mcpcassette, _) = common::build("demo_server")?;
     let scratch = common::Scratch::new()?;

@@ -44,8 +44,10 @@ struct Shared {
     report: Mutex<Report>,
     /// List changes that have come into force.
     changes: Arc<Mutex<Vec<ListChange>>>,
-    /// The tools the handler lists, for `tool_error`'s structured content.
-    tools: Vec<Value>,
+    /// The tools the handler lists, for `tool_error`'s structured content
+    /// and changed lists: read the first time one asks (finding them may
+    /// walk a whole cassette).
+    tools: std::sync::OnceLock<Vec<Value>>,
     /// The lists some fault changes, which the handshake says may change.
     changing: Vec<ListKind>,
     /// The client has gone (or the replay is stopping): what closes now
@@ -85,7 +87,6 @@ impl FaultOverlay {
                 changing.push(change.list);
             }
         }
-        let tools = inner.http_profile().tools;
         let shared = Arc::new(Shared {
             report: Mutex::new(Report {
                 fired_rules: vec![false; faults.rules.len()],
@@ -97,7 +98,7 @@ impl FaultOverlay {
             // session is a fork, and the root answers none of them.
             sessions: AtomicU64::new(0),
             changes: Arc::default(),
-            tools,
+            tools: std::sync::OnceLock::new(),
             changing,
             ending: std::sync::atomic::AtomicBool::new(false),
         });
@@ -116,6 +117,13 @@ impl FaultOverlay {
                 listening: Vec::new(),
             }),
         }
+    }
+
+    /// The tools the handler lists.
+    fn tools(&self) -> &Vec<Value> {
+        self.shared
+            .tools
+            .get_or_init(|| self.inner.http_profile().tools)
     }
 
     /// What the faults did, over every session so far.
@@ -255,8 +263,7 @@ impl FaultOverlay {
             Fault::ToolError(text) => {
                 let name = request.pointer("/params/name").and_then(Value::as_str);
                 let tool = self
-                    .shared
-                    .tools
+                    .tools()
                     .iter()
                     .find(|t| t.get("name").and_then(Value::as_str) == name);
                 let mut answer = answers::tool_error(text, tool, id);
@@ -374,7 +381,7 @@ impl FaultOverlay {
         let mut tools = changes
             .iter()
             .any(|c| c.list == ListKind::Tools)
-            .then(|| json!({"tools": self.shared.tools.clone()}))?;
+            .then(|| json!({"tools": self.tools().clone()}))?;
         for change in changes.iter().filter(|c| c.list == ListKind::Tools) {
             output::change_list(&mut tools, change);
         }

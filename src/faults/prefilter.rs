@@ -14,42 +14,75 @@ pub(crate) struct Prefilter {
     /// Methods concerned whatever else the message says (the lists a
     /// change edits, the calls it refuses, cancellations of hung requests).
     always: Vec<String>,
-    /// Per rule: the methods it may hit (empty: any), and what its requests
-    /// must contain (the tool, prompt or resource it names, as JSON).
-    rules: Vec<(Vec<String>, Option<memchr::memmem::Finder<'static>>)>,
-    /// Finds `"method"` keys.
-    method_key: memchr::memmem::Finder<'static>,
+    /// Each method some rule names, with the rules (one bit each) that may
+    /// hit it.
+    by_method: Vec<(String, u64)>,
+    /// The rules that may hit any method.
+    any_method: u64,
+    /// Per rule, the tool, prompt or resource its requests must name
+    /// (`params.name` or `params.uri`, as the string's JSON text).
+    named: Vec<Option<String>>,
+    /// The rules with no name to look for.
+    unnamed: u64,
+    /// The rules that look for a resource (`uri`), not a name.
+    by_uri: u64,
+    /// Find `"method"`, `"name"` and `"uri"` keys.
+    keys: [memchr::memmem::Finder<'static>; 3],
 }
 
 /// Rules sorted line by line, at most (one bit each).
 const SORTED_RULES: usize = 64;
+
+/// The keys whose values [`values_of`] finds.
+const KEYS: [&[u8]; 3] = [b"\"method\"", b"\"name\"", b"\"uri\""];
 
 impl Prefilter {
     pub(crate) fn new(faults: &Faults) -> Self {
         let mut prefilter = Prefilter {
             any: faults.rules.len() > SORTED_RULES,
             always: Vec::new(),
-            rules: Vec::new(),
-            method_key: memchr::memmem::Finder::new(METHOD_KEY).into_owned(),
+            by_method: Vec::new(),
+            any_method: 0,
+            named: Vec::new(),
+            unnamed: 0,
+            by_uri: 0,
+            keys: KEYS.map(|key| memchr::memmem::Finder::new(key).into_owned()),
         };
-        for rule in &faults.rules {
+        for (i, rule) in faults.rules.iter().enumerate().take(SORTED_RULES) {
+            let bit = 1_u64 << i;
             let select = &rule.select;
-            let methods: Vec<String> = match (&select.method, &select.name, &select.uri) {
-                (Some(method), _, _) => vec![method.clone()],
-                (None, Some(_), _) => vec!["tools/call".into(), "prompts/get".into()],
-                (None, None, Some(_)) => vec![
-                    "resources/read".into(),
-                    "resources/subscribe".into(),
-                    "resources/unsubscribe".into(),
+            let methods: &[&str] = match (&select.method, &select.name, &select.uri) {
+                (Some(method), _, _) => &[method.as_str()],
+                (None, Some(_), _) => &["tools/call", "prompts/get"],
+                (None, None, Some(_)) => &[
+                    "resources/read",
+                    "resources/subscribe",
+                    "resources/unsubscribe",
                 ],
-                (None, None, None) => Vec::new(),
+                (None, None, None) => &[],
             };
-            let needle = select.name.as_ref().or(select.uri.as_ref()).map(|named| {
-                let quoted = serde_json::to_string(named).expect("strings serialise");
-                memchr::memmem::Finder::new(quoted.as_bytes()).into_owned()
-            });
-            prefilter.any |= methods.is_empty() && needle.is_none();
-            prefilter.rules.push((methods, needle));
+            for &method in methods {
+                match prefilter.by_method.iter_mut().find(|(m, _)| m == method) {
+                    Some((_, rules)) => *rules |= bit,
+                    None => prefilter.by_method.push((method.to_owned(), bit)),
+                }
+            }
+            if methods.is_empty() {
+                prefilter.any_method |= bit;
+            }
+            // The name as it is written in JSON text without escapes (a
+            // line with an escape is always concerned).
+            let named = (select.name.as_ref().or(select.uri.as_ref()))
+                .map(|named| serde_json::to_string(named).expect("strings serialise"))
+                .map(|quoted| quoted[1..quoted.len() - 1].to_owned());
+            if named.is_none() {
+                prefilter.unnamed |= bit;
+            }
+            if select.name.is_none() && select.uri.is_some() {
+                prefilter.by_uri |= bit;
+            }
+            prefilter.any |= methods.is_empty() && named.is_none();
+            prefilter.named.push(named);
             match &rule.fault {
                 Fault::ListChanged(change) => {
                     for method in [
@@ -72,9 +105,9 @@ impl Prefilter {
     /// Whether a message of `method` may concern some rule.
     pub(crate) fn concerns_method(&self, method: &str) -> bool {
         self.any
+            || self.any_method != 0
             || self.always.iter().any(|m| m == method)
-            || (self.rules.iter())
-                .any(|(methods, _)| methods.is_empty() || methods.iter().any(|m| m == method))
+            || self.by_method.iter().any(|(m, _)| m == method)
     }
 
     /// Whether the message on `line` may concern some rule. A line with an
@@ -84,35 +117,40 @@ impl Prefilter {
         if self.any || memchr::memchr(b'\\', line).is_some() {
             return true;
         }
-        // Bit i: rule i may hit a method this line names.
-        let mut candidates: u64 = 0;
-        for (i, (methods, _)) in self.rules.iter().enumerate() {
-            if methods.is_empty() {
-                candidates |= 1 << i;
-            }
-        }
-        for method in methods_in(&self.method_key, line) {
+        // The rules that may hit a method this line names.
+        let mut candidates = self.any_method;
+        for method in values_of(&self.keys[0], line) {
             if self.always.iter().any(|m| m.as_bytes() == method) {
                 return true;
             }
-            for (i, (methods, _)) in self.rules.iter().enumerate() {
-                if methods.iter().any(|m| m.as_bytes() == method) {
-                    candidates |= 1 << i;
-                }
+            if let Some((_, rules)) = self.by_method.iter().find(|(m, _)| m.as_bytes() == method) {
+                candidates |= rules;
             }
         }
-        (self.rules.iter().enumerate())
-            .filter(|(i, _)| candidates & (1 << i) != 0)
-            .any(|(_, (_, needle))| needle.as_ref().is_none_or(|n| n.find(line).is_some()))
+        if candidates == 0 {
+            return false;
+        }
+        if candidates & self.unnamed != 0 {
+            return true;
+        }
+        // Every rule left names something: is it named here?
+        let named = |value: &[u8]| {
+            (0..self.named.len()).any(|i| {
+                candidates & (1 << i) != 0
+                    && self.named[i]
+                        .as_ref()
+                        .is_some_and(|n| n.as_bytes() == value)
+            })
+        };
+        (candidates & !self.by_uri != 0 && values_of(&self.keys[1], line).any(named))
+            || (candidates & self.by_uri != 0 && values_of(&self.keys[2], line).any(named))
     }
 }
 
-/// The key whose values [`methods_in`] finds.
-const METHOD_KEY: &[u8] = b"\"method\"";
-
-/// Every `"method": "…"` value in a line (a plain one, without escapes):
-/// the top-level one among them, whatever else the params hold.
-fn methods_in<'a>(
+/// Every string value of the key `key` finds in a line (a plain one,
+/// without escapes), at any depth: the top-level one among them, whatever
+/// else the params hold.
+fn values_of<'a>(
     key: &'a memchr::memmem::Finder<'static>,
     line: &'a [u8],
 ) -> impl Iterator<Item = &'a [u8]> + 'a {
@@ -120,7 +158,7 @@ fn methods_in<'a>(
     std::iter::from_fn(move || {
         loop {
             let at = key.find(&line[from..])? + from;
-            from = at + METHOD_KEY.len();
+            from = at + key.needle().len();
             let rest = &line[from..];
             let skip = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_whitespace()).count();
             let mut i = skip(rest);
@@ -152,10 +190,10 @@ mod tests {
     fn methods_are_found_in_a_line_wherever_they_are() {
         let line =
             br#"{"params":{"method" : "inner"},"jsonrpc":"2.0","method":"tools/call","id":1}"#;
-        let key = memchr::memmem::Finder::new(METHOD_KEY);
-        let found: Vec<&[u8]> = methods_in(&key, line).collect();
+        let key = memchr::memmem::Finder::new(KEYS[0]);
+        let found: Vec<&[u8]> = values_of(&key, line).collect();
         assert_eq!(found, [&b"inner"[..], &b"tools/call"[..]]);
-        assert_eq!(methods_in(&key, br#"{"id":1}"#).count(), 0);
+        assert_eq!(values_of(&key, br#"{"id":1}"#).count(), 0);
     }
 
     #[test]
@@ -168,6 +206,10 @@ mod tests {
         };
         assert!(p.concerns_line(call("search").as_bytes()));
         assert!(!p.concerns_line(call("echo").as_bytes()));
+        assert!(
+            !p.concerns_line(call("research").as_bytes()),
+            "the whole name"
+        );
         assert!(p.concerns_line(
             br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#
         ));
