@@ -8,6 +8,8 @@
 //! `cargo bench --bench faults`; `-- --quick` is CI's smoke test, whose
 //! figures mean nothing.
 
+// Shared with the other benches, which use the rest of it.
+#[allow(dead_code)]
 mod common;
 
 use std::fs::File;

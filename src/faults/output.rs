@@ -150,32 +150,33 @@ fn dropped(message: &[u8], drop: Option<&[String]>) -> bool {
 /// The response as the faults make it.
 fn reshape(message: Vec<u8>, shaping: &Shaping) -> Vec<u8> {
     let mut message = message;
-    if !shaping.edits.is_empty() || !shaping.lists.is_empty() || !shaping.announces.is_empty() {
-        if let Ok(mut value) = serde_json::from_slice::<Value>(&message)
-            && let Some(result) = value.get_mut("result")
-        {
-            for edit in &shaping.edits {
-                if !apply(result, edit) {
-                    tracing::warn!(
-                        "a mutate fault's {} at {} found nothing to edit in the recorded result",
-                        op_name(edit.op),
-                        edit.path
-                    );
-                }
+    let edits =
+        !shaping.edits.is_empty() || !shaping.lists.is_empty() || !shaping.announces.is_empty();
+    if edits
+        && let Ok(mut value) = serde_json::from_slice::<Value>(&message)
+        && let Some(result) = value.get_mut("result")
+    {
+        for edit in &shaping.edits {
+            if !apply(result, edit) {
+                tracing::warn!(
+                    "a mutate fault's {} at {} found nothing to edit in the recorded result",
+                    op_name(edit.op),
+                    edit.path
+                );
             }
-            for change in &shaping.lists {
-                change_list(result, change);
-            }
-            for &list in &shaping.announces {
-                // Only a server that has the list can say it changes.
-                if let Some(Value::Object(capability)) =
-                    result.pointer_mut(&format!("/capabilities/{}", list.items()))
-                {
-                    capability.insert("listChanged".to_owned(), Value::Bool(true));
-                }
-            }
-            message = crate::serve::encode(&value);
         }
+        for change in &shaping.lists {
+            change_list(result, change);
+        }
+        for &list in &shaping.announces {
+            // Only a server that has the list can say it changes.
+            if let Some(Value::Object(capability)) =
+                result.pointer_mut(&format!("/capabilities/{}", list.items()))
+            {
+                capability.insert("listChanged".to_owned(), Value::Bool(true));
+            }
+        }
+        message = crate::serve::encode(&value);
     }
     if shaping.truncate {
         message = answers::truncated(&message);
