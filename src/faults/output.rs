@@ -326,6 +326,37 @@ mod tests {
         );
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_delay_waits_before_the_first_message_or_before_each() {
+        let progress = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+        let response = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        for between in [false, true] {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let (out, mut seen) = mpsc::unbounded_channel();
+            for message in [&progress[..], &progress[..], &response[..]] {
+                tx.send(message.to_vec()).unwrap();
+            }
+            drop(tx);
+            let shaping = Shaping {
+                delay: Some(Duration::from_millis(100)),
+                between,
+                ..Shaping::default()
+            };
+            let started = tokio::time::Instant::now();
+            tokio::spawn(forward(rx, Sink::single(out), shaping));
+            let mut at = Vec::new();
+            while seen.recv().await.is_some() {
+                at.push(started.elapsed().as_millis());
+            }
+            let expected: &[u128] = if between {
+                &[100, 200, 300]
+            } else {
+                &[100, 100, 100]
+            };
+            assert_eq!(at, expected, "between notifications: {between}");
+        }
+    }
+
     #[tokio::test]
     async fn notifications_drop_and_the_server_hangs_up_after_n() {
         let (tx, rx) = mpsc::unbounded_channel();
