@@ -36,7 +36,7 @@ pub enum Command {
     Replay(Deferred<ReplayArgs>),
     /// Serve a fixture (a hand-written MCP server) over stdio, or
     /// Streamable HTTP with --listen.
-    Serve(Deferred<super::serve::ServeArgs>),
+    Serve(Deferred<ServeArgs>),
     /// Validate cassettes: JSON-RPC envelopes, MCP shapes of the recorded
     /// protocol version, tool arguments, structure and secrets.
     Check(Deferred<CheckArgs>),
@@ -420,6 +420,34 @@ pub struct MatchArgs {
     /// (errors, delays, hangs, hang-ups, HTTP statuses, changed lists;
     /// docs/faults.md), after the cassette's own `rules.faults`. Only when
     /// replaying: a recording refuses it.
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
+}
+
+/// `mcpcassette serve`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 served until the client left (or SIGINT/SIGTERM with --listen), 2 error (e.g. an invalid fixture).
+
+Examples:
+  mcpcassette serve tests/weather.fixture.json
+  mcpcassette serve tests/weather.fixture.json --listen 127.0.0.1:8080 --log calls.jsonl"
+)]
+pub struct ServeArgs {
+    /// The fixture to serve (docs/fixture-format.md).
+    #[arg(value_name = "FIXTURE")]
+    pub fixture: PathBuf,
+    /// Serve Streamable HTTP on this address instead of stdio; the URL is
+    /// printed on stdout.
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Append one JSON line per call (seq, method, params, outcome,
+    /// duration_ms) to this file. Off by default: the log holds whatever
+    /// clients send, secrets included, unmasked.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Make the server misbehave as this faults file says
+    /// (docs/faults.md), after the fixture's own `rules.faults`.
     #[arg(long, value_name = "FILE")]
     pub faults: Option<PathBuf>,
 }

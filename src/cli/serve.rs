@@ -2,12 +2,10 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
 use anyhow::Context;
-use clap::Args;
 use std::sync::Arc;
 
 use mcpcassette::cassette;
@@ -18,35 +16,8 @@ use mcpcassette::mock::MockServer;
 use mcpcassette::replay::http::HttpReplayConfig;
 use mcpcassette::serve::Handler;
 
+use super::args::ServeArgs;
 use super::exit;
-
-/// `mcpcassette serve`.
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Exit status: 0 served until the client left (or SIGINT/SIGTERM with --listen), 2 error (e.g. an invalid fixture).
-
-Examples:
-  mcpcassette serve tests/weather.fixture.json
-  mcpcassette serve tests/weather.fixture.json --listen 127.0.0.1:8080 --log calls.jsonl"
-)]
-pub struct ServeArgs {
-    /// The fixture to serve (docs/fixture-format.md).
-    #[arg(value_name = "FIXTURE")]
-    pub fixture: PathBuf,
-    /// Serve Streamable HTTP on this address instead of stdio; the URL is
-    /// printed on stdout.
-    #[arg(long, value_name = "ADDR", value_parser = super::args::listen_addr)]
-    pub listen: Option<std::net::SocketAddr>,
-    /// Append one JSON line per call (seq, method, params, outcome,
-    /// duration_ms) to this file. Off by default: the log holds whatever
-    /// clients send, secrets included, unmasked.
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
-    /// Make the server misbehave as this faults file says
-    /// (docs/faults.md), after the fixture's own `rules.faults`.
-    #[arg(long, value_name = "FILE")]
-    pub faults: Option<PathBuf>,
-}
 
 /// Serves the fixture until the client leaves (stdio) or a signal (HTTP).
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
