@@ -209,7 +209,7 @@ impl Builder {
     /// [`spill_in`](Self::spill_in) the folder `file` (the cassette, its
     /// journal) is in.
     pub fn spill_beside(&mut self, file: &Path) -> std::io::Result<()> {
-        self.spill_in(super::store::folder_of(file))
+        self.spill_in(super::save::folder_of(file))
     }
 
     /// The transport the session is recorded over.
@@ -907,7 +907,7 @@ impl Finished {
         if interactions.peek().is_none() && self.header.opening.is_empty() && path.exists() {
             return Ok(false);
         }
-        super::store::save_streamed(path, &self.header, interactions)?;
+        super::save::save_streamed(path, &self.header, interactions)?;
         Ok(true)
     }
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 use super::builder::Finished;
 use super::error::CassetteError;
 use super::format::{Cassette, Interaction};
-use super::store;
+use super::{save, store};
 use crate::protocol::Era;
 
 /// How far into a cassette its `recorded_at` is looked for before the
@@ -45,7 +45,7 @@ impl Finished {
             if nothing && path.exists() {
                 return Ok(false);
             }
-            store::save_streamed(path, &header, tagged)?;
+            save::save_streamed(path, &header, tagged)?;
             return Ok(true);
         }
         if nothing {
@@ -60,7 +60,7 @@ impl Finished {
                 })?;
         let mut cassette = store::load(path)?;
         join(&mut cassette, header, recorded, process);
-        store::save(path, &cassette)?;
+        save::save(path, &cassette)?;
         Ok(true)
     }
 }

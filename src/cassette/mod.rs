@@ -9,6 +9,7 @@ mod merge;
 mod presize;
 mod resolve;
 mod rules;
+mod save;
 mod scope;
 mod spill;
 mod split;
@@ -35,12 +36,12 @@ pub use rules::{
     Auth, KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
     RulesError, Strategy,
 };
+pub use save::{save, save_streamed, to_text, write_atomically};
 pub use scope::{Joined, Member, Scope, ScopeAction};
 pub(crate) use store::to_pointer;
 pub use store::{
     Journal, Recovery, SkipReason, SkippedLine, journal_owner, journal_path, journals, load, parse,
-    parse_bytes, process_journal_path, recover, recover_idle, save, save_streamed, to_text,
-    write_atomically,
+    parse_bytes, process_journal_path, recover, recover_idle,
 };
 pub use workdir::{
     command_in, is_relative, mask_transport, recorded_cwd, resolve_cwd, stdio_transport,
