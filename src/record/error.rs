@@ -39,7 +39,7 @@ pub enum RecordError {
     Redact(#[from] crate::redact::RedactError),
     /// A `--header` that cannot be sent.
     #[error(transparent)]
-    Header(#[from] super::http::HeaderError),
+    Header(#[from] super::http::credentials::HeaderError),
     /// The cassette or its journal could not be written.
     #[error(transparent)]
     Cassette(#[from] CassetteError),

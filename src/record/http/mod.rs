@@ -55,9 +55,10 @@
 //! interactions' `http` exchanges (and `behaviour` when it changes): a
 //! cassette recovered from it answers over HTTP as the finished one would.
 
-mod credentials;
+pub(super) mod credentials;
 mod oauth;
 mod proxy;
+mod reply;
 mod tap;
 mod tee;
 mod upstream;

@@ -52,7 +52,7 @@ use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 
-use super::proxy::{ProxyBody, text_response};
+use super::reply::{ProxyBody, text_response};
 use super::upstream::{Upstream, strip_hop_by_hop};
 use crate::live::HttpClient;
 

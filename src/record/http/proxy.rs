@@ -9,23 +9,20 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::header::{self, HeaderMap, HeaderValue};
+use http::header::{self, HeaderMap};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
 use super::super::Observer;
 use super::credentials::{self, UpstreamHeaders};
 use super::oauth::{self, Learnt, StandIn};
+use super::reply::{ProxyBody, text_response};
 use super::tap::{Opened, Tap};
-use super::tee::{Announcement, BoxError, Observing, Reading, SseParser, Tee, TeeBody};
+use super::tee::{Announcement, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
 use crate::cassette::{Direction, StepUp};
 use crate::transport::http::{self as http_transport, SessionLookup, error_chain, header_text};
-
-/// The body of every response the proxy sends.
-pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
 /// The client that forwards requests to the upstream.
 type UpstreamClient = crate::live::HttpClient;
@@ -478,21 +475,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A plain-text answer of our own.
-pub(super) fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {
-    let mut response = Response::new(
-        Full::new(Bytes::from(text))
-            .map_err(|never| match never {})
-            .boxed_unsync(),
-    );
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
 }
 
 /// The requests of a POST body that a 403 asked `scope` for.
