@@ -4,11 +4,9 @@
 //! every server message (answers included) travels on that stream as
 //! `event: message`.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use bytes::Bytes;
 use http::{Method, Request, StatusCode, Uri};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
@@ -20,50 +18,9 @@ use super::reply::{self, Response};
 use super::server::Server;
 use super::session::fresh_id;
 use super::sse::{self, FrameSpec};
+use super::sse_sessions::{Endpoints, Stream};
 use super::{answer, post};
-use crate::serve::Handler;
 use crate::serve::handler::traced;
-
-/// The two endpoints, as recorded.
-#[derive(Debug)]
-pub(super) struct Endpoints {
-    pub(super) sse: String,
-    pub(super) post: String,
-}
-
-/// Open streams by session id.
-#[derive(Debug, Default)]
-pub(super) struct Streams {
-    live: Mutex<HashMap<String, Stream>>,
-    issued: AtomicU64,
-}
-
-/// A session's stream, and the engine that answers the session.
-#[derive(Debug, Clone)]
-struct Stream {
-    events: mpsc::UnboundedSender<Bytes>,
-    handler: Arc<dyn Handler>,
-}
-
-impl Streams {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Stream>> {
-        self.live
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The stream of a session whose client is still listening.
-    fn get(&self, id: &str) -> Option<Stream> {
-        let mut live = self.lock();
-        live.retain(|_, stream| !stream.events.is_closed());
-        live.get(id).cloned()
-    }
-
-    /// Forgets every stream, which ends them (shutdown).
-    pub(super) fn clear(&self) {
-        self.lock().clear();
-    }
-}
 
 /// Routes a request when the cassette was recorded over HTTP+SSE.
 pub(super) async fn handle(

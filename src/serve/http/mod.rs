@@ -36,10 +36,13 @@ mod oauth;
 mod plain;
 mod plan;
 mod post;
+mod posted;
 mod reply;
+mod route;
 mod server;
 mod session;
 mod sse;
+mod sse_sessions;
 mod stream;
 
 pub use crate::cassette::Auth;
@@ -165,7 +168,7 @@ async fn serve_connection(stream: TcpStream, server: Arc<Server>) {
     let service = service_fn(move |request| {
         let server = Arc::clone(&handler);
         async move {
-            let response = server.handle(request).await;
+            let response = route::route(&server, request).await;
             match response.extensions().get::<reply::Hangup>() {
                 Some(hangup) => Err(*hangup),
                 None => Ok(response),

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::answer::{self, Expect};
 use super::flow::{Flow, Spill};
 use super::plan::Plan;
-use super::post::Post;
+use super::posted::Post;
 use super::reply::Response;
 use super::server::Server;
 use super::session::Session;

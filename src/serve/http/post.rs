@@ -14,6 +14,7 @@ use super::guard::{self, Accept};
 use super::modern;
 use super::plain;
 use super::plan::{Plan, Shape};
+use super::posted::Post;
 use super::reply::{self, Response};
 use super::server::Server;
 use super::session::Session;
@@ -212,17 +213,6 @@ fn is_initialize(messages: &[Value]) -> bool {
 /// A `subscriptions/listen` request (2026-07-28).
 fn is_listen(message: &Value) -> bool {
     jsonrpc::method(message) == Some("subscriptions/listen")
-}
-
-/// What a POST came with, besides its messages.
-pub(super) struct Post<'a> {
-    pub(super) headers: &'a HeaderMap,
-    /// The body as sent, for ids written back as the client wrote them.
-    pub(super) body: bytes::Bytes,
-    /// Whether the messages came as a batch, answered by an array.
-    pub(super) batch: bool,
-    pub(super) accept: Accept,
-    pub(super) start: Instant,
 }
 
 /// Hands the messages to the handler and answers as the plan says.

@@ -5,18 +5,17 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use http::{HeaderMap, Method, Request, StatusCode};
-use hyper::body::Incoming;
+use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
 use super::discover::ModernRuns;
 use super::flow::{Closing, Flow, Spill};
-use super::guard::{self, header};
-use super::http_sse::{self, Endpoints, Streams};
+use super::guard::header;
 use super::oauth::OAuth;
 use super::reply::{self, Response};
 use super::session::{Session, Sessions, lock};
-use super::{Auth, HttpReplayConfig, Pace, SessionMode, post, stream};
+use super::sse_sessions::{Endpoints, Streams};
+use super::{Auth, HttpReplayConfig, Pace, SessionMode};
 use crate::cassette::{SseFrame, Transport};
 use crate::protocol::Era;
 use crate::serve::Handler;
@@ -42,10 +41,10 @@ pub(super) struct Server {
     /// when the clients have gone.
     forks: Mutex<Vec<Arc<dyn Handler>>>,
     /// The endpoint's path.
-    endpoint: String,
+    pub(super) endpoint: String,
     /// The two endpoints of a cassette recorded over 2024-11-05 HTTP+SSE,
     /// served instead of the Streamable HTTP endpoint.
-    http_sse_endpoints: Option<Endpoints>,
+    pub(super) http_sse_endpoints: Option<Endpoints>,
     pub(super) http_sse: Streams,
     /// 2026-07-28: POST only, stateless, header checks.
     pub(super) modern: bool,
@@ -136,50 +135,6 @@ impl Server {
             local,
             sessions: Sessions::default(),
             closing: Closing::new(),
-        }
-    }
-
-    /// Routes one HTTP request. A POST on the Streamable HTTP endpoint from
-    /// elsewhere is answered as recorded in that situation, if it was (see
-    /// [`post`]); anything else from elsewhere gets 403.
-    pub(super) async fn handle(self: &Arc<Self>, request: Request<Incoming>) -> Response {
-        let mcp_post = self.http_sse_endpoints.is_none()
-            && request.method() == Method::POST
-            && request.uri().path() == self.endpoint;
-        if !mcp_post
-            && let Err(refused) = guard::check_origin_and_host(request.headers(), self.local)
-        {
-            return refused;
-        }
-        if let Some(oauth) = &self.oauth {
-            let path = request.uri().path().to_owned();
-            if oauth.serves(&path) {
-                let method = request.method().clone();
-                let query = request.uri().query().map(str::to_owned);
-                let body = match http_body_util::BodyExt::collect(request.into_body()).await {
-                    Ok(body) => body.to_bytes(),
-                    Err(_) => bytes::Bytes::new(),
-                };
-                return oauth.handle(&method, &path, query.as_deref(), &body);
-            }
-            if let Err(refused) = oauth.check(request.headers()) {
-                return refused;
-            }
-        }
-        if let Err(refused) = guard::check_auth(self.auth, request.headers()) {
-            return refused;
-        }
-        if let Some(endpoints) = &self.http_sse_endpoints {
-            return http_sse::handle(self, endpoints, request).await;
-        }
-        if request.uri().path() != self.endpoint {
-            return reply::not_found();
-        }
-        match *request.method() {
-            Method::POST => post::handle(self, request).await,
-            Method::GET if !self.modern => stream::get(self, request.headers()),
-            Method::DELETE if !self.modern => stream::delete(self, request.headers()),
-            _ => reply::method_not_allowed(self.allowed_methods()),
         }
     }
 
