@@ -107,6 +107,10 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// The `_meta` key of the capabilities a 2026-07-28 request declares.
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
+/// The `_meta` key that tags every message on a 2026-07-28 listen stream
+/// with the id of the `subscriptions/listen` request that opened it.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
 /// Which generation of the protocol a session speaks.
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -18,10 +18,8 @@ use super::prefilter::Prefilter;
 use super::report::{FaultsSummary, Fired, Hung, KEPT_FIRED};
 use crate::cassette::{Fault, Faults, HttpSituation, Interaction, ListChange, ListKind, Malformed};
 use crate::jsonrpc::{self, Kind, codes};
+use crate::protocol::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
 use crate::serve::{Handled, Handler, HttpProfile, Sink};
-
-/// The key that tags a notification on a 2026-07-28 listen stream.
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A handler that misbehaves as its faults say.
 #[derive(Debug)]

@@ -21,14 +21,12 @@ use super::respond::{Context, Leaf, RpcError};
 use super::server::{Asked, MockServer, Step, lock};
 use crate::cassette::{HttpSituation, Transport};
 use crate::jsonrpc::{self, Kind};
+use crate::protocol::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
 use crate::protocol::{self, Era};
 use crate::serve::{Handled, Handler, HttpProfile, Sink, encode};
 
 /// What is left of a request once it is decided: the wait for its answer.
 type Forwarding = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
-
-/// The `_meta` key tagging messages of a `subscriptions/listen` stream.
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A connection's view of the mock.
 pub(crate) struct Link {

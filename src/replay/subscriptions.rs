@@ -29,10 +29,8 @@ use serde_json::{Value, json};
 
 use super::cross_era::Translation;
 use crate::jsonrpc;
+use crate::protocol::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
 use crate::serve::Sink;
-
-/// The `_meta` key naming the listen stream a notification belongs to.
-pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The acknowledgement that opens every listen stream.
 pub(crate) const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
