@@ -90,7 +90,8 @@ fn overlay(
     matching: &MatchArgs,
     http: bool,
 ) -> anyhow::Result<Option<Arc<FaultOverlay>>> {
-    let faults = faults(&engine.rules(), matching.faults.as_deref(), http)?;
+    let own = engine.rules().faults()?;
+    let faults = faults(own, CASSETTE_FAULTS, matching.faults.as_deref(), http)?;
     if faults.is_empty() {
         return Ok(None);
     }
@@ -98,10 +99,14 @@ fn overlay(
     Ok(Some(FaultOverlay::new(inner, faults)))
 }
 
-/// The faults in force: `rules.faults`, then the `--faults` file's;
-/// refused where the transport cannot do them.
-pub fn faults(rules: &Rules, file: Option<&Path>, http: bool) -> anyhow::Result<Faults> {
-    let mut faults = rules.faults()?;
+/// How errors name a cassette's own faults.
+const CASSETTE_FAULTS: &str = "the cassette's rules.faults";
+
+/// The faults in force: `own` (a cassette's or fixture's `rules.faults`,
+/// which `owner` names), then the `--faults` file's; refused where the
+/// transport cannot do them.
+pub fn faults(own: Faults, owner: &str, file: Option<&Path>, http: bool) -> anyhow::Result<Faults> {
+    let mut faults = own;
     let own = faults.rules.len();
     if let Some(path) = file {
         faults = faults.then(cassette::load_faults(path)?);
@@ -114,7 +119,7 @@ pub fn faults(rules: &Rules, file: Option<&Path>, http: bool) -> anyhow::Result<
             .unwrap_or(0);
         let place = match file {
             Some(path) if index >= own => format!("{} rule #{}", path.display(), index - own),
-            _ => format!("the cassette's rules.faults #{index}"),
+            _ => format!("{owner} #{index}"),
         };
         anyhow::bail!("{place}: {}", error.message);
     }
@@ -227,7 +232,8 @@ fn replay_processes(
     let replay = Arc::new(ProcessReplay::new(cassette, &config, scope));
     let first = replay.playing().1;
     super::logging::set_redactor(first.redactor().clone());
-    let faults = faults(&first.rules(), matching.faults.as_deref(), false)?;
+    let own = first.rules().faults()?;
+    let faults = faults(own, CASSETTE_FAULTS, matching.faults.as_deref(), false)?;
     let overlay = (!faults.is_empty())
         .then(|| FaultOverlay::new(Arc::clone(&replay) as Arc<dyn Handler>, faults));
     let served = match &overlay {

@@ -8,7 +8,6 @@ use std::sync::Mutex;
 use anyhow::Context;
 use std::sync::Arc;
 
-use mcpcassette::cassette;
 use mcpcassette::cli_support::process_stdio;
 use mcpcassette::faults::FaultOverlay;
 use mcpcassette::fixture;
@@ -22,13 +21,12 @@ use super::exit;
 /// Serves the fixture until the client leaves (stdio) or a signal (HTTP).
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let fixture = fixture::load(&args.fixture)?;
-    let mut faults = fixture.rules.faults()?;
-    if let Some(path) = &args.faults {
-        faults = faults.then(cassette::load_faults(path)?);
-    }
-    if let Err(error) = faults.check_transport(args.listen.is_some()) {
-        anyhow::bail!("faults rule {}: {}", error.pointer, error.message);
-    }
+    let faults = super::replay::faults(
+        fixture.rules.faults()?,
+        "the fixture's rules.faults",
+        args.faults.as_deref(),
+        args.listen.is_some(),
+    )?;
     let mock = MockServer::from_fixture(fixture);
     let overlay = (!faults.is_empty()).then(|| FaultOverlay::new(mock.handler(), faults));
     let served = match &overlay {
