@@ -5,72 +5,19 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+use super::config::{Config, Transition};
 use super::items::{Prompt, Resource, ResourceTemplate, Tool};
-use super::respond::Respond;
-use super::server::{Config, MockServer, Registry};
-use crate::json::is_subset;
+use super::server::{Entry, MockServer, Registry, Respond};
 use crate::protocol::Version;
 
 /// The state a mock starts in unless [`MockBuilder::initial_state`] says
 /// otherwise.
 pub const INITIAL_STATE: &str = "initial";
 
-/// A `from` state of [`MockBuilder::transition`] that matches any state.
-pub const ANY_STATE: &str = "*";
-
-type Predicate = dyn Fn(&str, &Value) -> bool + Send + Sync;
-pub(crate) type Interceptor = dyn Fn(&mut Value) + Send + Sync;
-
-/// What moves a mock from one state to another: a client message with this
-/// method (and params containing these), or any message a predicate likes.
-#[derive(Clone)]
-pub struct Transition {
-    method: Option<String>,
-    params: Option<Value>,
-    when: Option<Arc<Predicate>>,
-}
-
-impl std::fmt::Debug for Transition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Transition")
-            .field("method", &self.method)
-            .field("params", &self.params)
-            .field("when", &self.when.as_ref().map(|_| "fn"))
-            .finish()
-    }
-}
-
-impl Transition {
-    /// Any request or notification with this method.
-    pub fn method(method: &str) -> Transition {
-        Transition {
-            method: Some(method.to_owned()),
-            params: None,
-            when: None,
-        }
-    }
-
-    /// Only when the params contain `subset` (a recursive subset, as
-    /// hand-written cases match: `json!({"name": "login"})` for one tool).
-    pub fn params(mut self, subset: Value) -> Transition {
-        self.params = Some(subset);
-        self
-    }
-
-    /// Any message for which `f(method, params)` is true (`params` is
-    /// `null` when the message has none).
-    pub fn when(f: impl Fn(&str, &Value) -> bool + Send + Sync + 'static) -> Transition {
-        Transition {
-            method: None,
-            params: None,
-            when: Some(Arc::new(f)),
-        }
-    }
-
-    pub(crate) fn matches(&self, method: &str, params: &Value) -> bool {
-        self.method.as_deref().is_none_or(|m| m == method)
-            && self.params.as_ref().is_none_or(|p| is_subset(p, params))
-            && self.when.as_ref().is_none_or(|f| f(method, params))
+impl MockServer {
+    /// A builder; see [`MockBuilder`].
+    pub fn builder() -> MockBuilder {
+        MockBuilder::default()
     }
 }
 
@@ -78,10 +25,10 @@ impl Transition {
 /// .build()` is a valid, empty server that speaks both protocol eras.
 #[must_use]
 pub struct MockBuilder {
-    pub(crate) config: Config,
-    pub(crate) registry: Registry,
-    pub(crate) initial_state: String,
-    pub(crate) seed: u64,
+    config: Config,
+    registry: Registry,
+    initial_state: String,
+    seed: u64,
 }
 
 impl std::fmt::Debug for MockBuilder {
@@ -180,7 +127,7 @@ impl MockBuilder {
     /// How `completion/complete` answers (the handler gets the params:
     /// `ref`, `argument`, `context`). Without one the method is unknown.
     pub fn completion(mut self, respond: Respond) -> Self {
-        self.registry.completion = Some(super::server::Entry::new(respond));
+        self.registry.completion = Some(Entry::new(respond));
         self
     }
 
@@ -242,6 +189,6 @@ impl MockBuilder {
 
     /// The server, ready to serve any number of clients.
     pub fn build(self) -> MockServer {
-        MockServer::from_builder(self)
+        MockServer::new(self.config, self.registry, self.initial_state, self.seed)
     }
 }

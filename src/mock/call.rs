@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::respond::RpcError;
+use crate::jsonrpc::RpcError;
 
 /// One message a client sent the mock.
 #[derive(Debug, Clone, PartialEq)]

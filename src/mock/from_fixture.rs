@@ -7,8 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::items::{Prompt, Resource, ResourceTemplate, Tool};
-use super::respond::Respond;
-use super::server::MockServer;
+use super::server::{MockServer, Respond};
 use crate::fixture::Fixture;
 
 impl MockServer {

@@ -17,9 +17,11 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 
-use super::respond::{Context, Leaf, RpcError};
-use super::server::{Asked, MockServer, Step, lock};
+use super::answer::{Asked, Step};
+use super::respond::Leaf;
+use super::server::{Client, Context, MockServer, lock};
 use crate::cassette::{HttpSituation, Transport};
+use crate::jsonrpc::RpcError;
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
 use crate::protocol::{self, Era};
@@ -73,9 +75,10 @@ impl Link {
         server.register(&link);
         link
     }
+}
 
-    /// Sends a server notification (see [`MockServer::notify`]).
-    pub(crate) fn notify_client(&self, method: &str, params: &Value) {
+impl Client for Link {
+    fn notify_client(&self, method: &str, params: &Value) {
         let state = lock(&self.state);
         if state.initialized
             && let Some(events) = &state.events
@@ -99,7 +102,9 @@ impl Link {
             let _ = listen.events.send(encode(&message));
         }
     }
+}
 
+impl Link {
     /// Logs the answer and sends it.
     fn finish(&self, call: &Pending, answer: Result<Value, RpcError>, sink: &Sink) {
         self.server.ended(call.seq, Some(&answer));

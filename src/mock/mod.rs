@@ -36,18 +36,23 @@
 //! [`MockServer::from_fixture`] serves a hand-written fixture file, as
 //! `mcpcassette serve` does.
 
+mod answer;
 mod assert;
 mod builder;
 mod call;
+mod config;
 mod from_fixture;
 mod items;
 mod link;
 mod respond;
+mod rng;
 mod serve;
 mod server;
 
-pub use builder::{ANY_STATE, INITIAL_STATE, MockBuilder, Transition};
+pub use crate::jsonrpc::RpcError;
+pub use builder::{INITIAL_STATE, MockBuilder};
 pub use call::{Call, Outcome};
+pub use config::{ANY_STATE, Transition};
 pub use items::{Prompt, Resource, ResourceTemplate, Tool};
-pub use respond::{Context, EXHAUSTED, Respond, RpcError};
-pub use server::MockServer;
+pub use respond::EXHAUSTED;
+pub use server::{Context, MockServer, Respond};

@@ -1,50 +1,20 @@
-//! How a mock answers: [`Respond`], a small tree of answers and modifiers
-//! (delays, jitter, a limited number of answers, a choice by state),
-//! resolved once per call.
+//! How a mock answers: [`Respond`]'s constructors and modifiers (delays,
+//! jitter, a limited number of answers, a choice by state), resolved once
+//! per call into a [`Leaf`]; and what a handler learns of its call.
 
 use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::server::MockServer;
-pub use crate::jsonrpc::RpcError;
+use super::server::{Answer, Context, HandlerFn, MockServer, Respond};
+use crate::jsonrpc::RpcError;
 
 /// The error code of a [`Respond::times`] handler that has used up its
 /// answers: in the -32000..-32019 range MCP leaves to implementations.
 pub const EXHAUSTED: i64 = -32001;
-
-/// A handler function: gets the arguments (tools, prompts) or the params
-/// (resources, completions) and the call's [`Context`].
-pub(crate) type HandlerFn = dyn Fn(&Value, &Context) -> Result<Value, RpcError> + Send + Sync;
-
-/// How a handler answers.
-///
-/// Combinators compose, outermost last:
-/// `Respond::text("hi").delay(Duration::from_millis(50)).times(2)` answers
-/// twice, each time after 50 ms, then with an "exhausted" error.
-#[derive(Clone)]
-pub struct Respond {
-    answer: Answer,
-    delay: Duration,
-    jitter: Option<Range<Duration>>,
-    times: Option<usize>,
-    /// Answers given so far (shared by clones, so a handler registered
-    /// once counts once).
-    used: Arc<AtomicUsize>,
-}
-
-#[derive(Clone)]
-enum Answer {
-    Result(Value),
-    Text(String),
-    With(Arc<HandlerFn>),
-    Error(RpcError),
-    Never,
-    ByState(Vec<(String, Respond)>, Box<Respond>),
-}
 
 impl std::fmt::Debug for Respond {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -148,16 +118,6 @@ impl Respond {
         self.times = Some(n);
         self
     }
-}
-
-/// What a handler knows about the call it answers.
-#[derive(Debug, Clone)]
-pub struct Context {
-    pub(crate) state: String,
-    pub(crate) server: MockServer,
-    pub(crate) call_number: usize,
-    pub(crate) method: String,
-    pub(crate) params: Value,
 }
 
 impl Context {
@@ -322,28 +282,5 @@ impl Respond {
             }
         };
         Resolved { delay, leaf }
-    }
-}
-
-/// xorshift64*: a tiny, seedable generator for jitter (no dependency, and
-/// the same seed gives the same delays).
-#[derive(Debug)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        // Zero is xorshift's one fixed point.
-        Rng(seed.max(1))
-    }
-
-    /// A number in `0..n` (0 when `n` is 0).
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        let value = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        if n == 0 { 0 } else { value % n }
     }
 }
