@@ -12,9 +12,10 @@
 
 use std::cell::Cell;
 
-use serde::de::{Deserializer, SeqAccess, Visitor};
+use std::marker::PhantomData;
 
-use super::format::Interaction;
+use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
 
 /// Fewer bytes than any interaction takes in a saved cassette (a bare
 /// notification, pretty-printed, takes about 90).
@@ -44,13 +45,14 @@ pub(super) fn for_text<R>(text_len: usize, parse: impl FnOnce() -> R) -> R {
 }
 
 /// Reads the `interactions` array into a vector with the room
-/// [`for_text`] made (none outside it).
-pub(super) fn interactions<'de, D: Deserializer<'de>>(
+/// [`for_text`] made (none outside it). Generic over the item, so that
+/// this file needs nothing from the format it serves.
+pub(super) fn interactions<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
-) -> Result<Vec<Interaction>, D::Error> {
-    struct Items;
-    impl<'de> Visitor<'de> for Items {
-        type Value = Vec<Interaction>;
+) -> Result<Vec<T>, D::Error> {
+    struct Items<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Items<T> {
+        type Value = Vec<T>;
 
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a sequence")
@@ -66,12 +68,13 @@ pub(super) fn interactions<'de, D: Deserializer<'de>>(
             Ok(items)
         }
     }
-    deserializer.deserialize_seq(Items)
+    deserializer.deserialize_seq(Items(PhantomData))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cassette::Interaction;
 
     fn parse(text: &str) -> Vec<Interaction> {
         let mut de = serde_json::Deserializer::from_str(text);

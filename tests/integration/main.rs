@@ -9,6 +9,7 @@ mod delivery;
 mod everything;
 mod faults;
 mod faults_clients;
+mod file_cycles;
 mod fixture;
 mod http_interop;
 mod http_record;
