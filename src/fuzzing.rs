@@ -48,7 +48,7 @@ pub fn sse_messages(chunks: &[&[u8]]) -> Vec<Value> {
 /// Notes a line's ids for writing back, then restores them into `reply`
 /// (one encoded message).
 pub fn restore_ids(line: &[u8], reply: Vec<u8>) -> Vec<u8> {
-    crate::serve::fuzzing_restore_ids(line, reply)
+    crate::server::fuzzing_restore_ids(line, reply)
 }
 
 /// The shipped legacy-era cassette, parsed once: what the matching and

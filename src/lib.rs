@@ -10,12 +10,12 @@
 //!   unchanged, and writes a [`cassette`].
 //! - [`replay`] answers a client from a cassette, deterministically, without
 //!   starting the server; its [`Rules`] say how requests are matched.
-//! - [`serve`] carries any [`serve::Handler`] (a replay, a mock) over stdio
+//! - [`server`] carries any [`server::Handler`] (a replay, a mock) over stdio
 //!   or Streamable HTTP.
-//! - [`live`] talks to real servers as a client: starting them, both
+//! - [`client`] talks to real servers as a client: starting them, both
 //!   transports, both eras' handshakes.
 //! - [`redact`] keeps secrets out of cassettes, logs and error messages.
-//! - [`drift`] re-runs a cassette against the live server and reports what
+//! - [`verify`] re-runs a cassette against the live server and reports what
 //!   changed, for review.
 //! - [`schema`] knows what MCP messages look like; [`check`] uses it to
 //!   validate cassette files.
@@ -38,33 +38,32 @@ mod jsonrpc;
 mod matching;
 mod mode;
 mod parallel;
-mod transport;
+mod wire;
 
 pub mod cassette;
 pub mod check;
-pub mod drift;
+pub mod client;
 pub mod faults;
 pub mod fixture;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod live;
 pub mod mock;
 pub mod protocol;
 pub mod record;
 pub mod redact;
 pub mod replay;
 pub mod schema;
-pub mod serve;
+pub mod server;
 pub mod stub;
 pub mod testkit;
+pub mod verify;
 
 pub use cassette::{
     Cassette, CassetteError, Event, Interaction, KeyRule, MethodCase, NormalizeRule, OnExhausted,
     Rules, Strategy, load,
 };
 pub use check::{CheckConfig, check_file};
-pub use drift::{DriftError, UpdateMode, Verification, VerifyConfig, verify};
 pub use example::from_schema as example_from_schema;
 pub use json::{MAX_DEPTH, RawMessage, Selector, SelectorError, canonical_json};
 pub use jsonrpc::{RpcError, codes};
@@ -75,6 +74,7 @@ pub use protocol::{Era, Version};
 pub use record::{HttpRecordConfig, RecordConfig, RecordError, record_http, record_stdio};
 pub use replay::{Engine, ReplayConfig, Summary};
 pub use testkit::{TestClient, TestKit};
+pub use verify::{DriftError, UpdateMode, Verification, VerifyConfig, verify};
 
 /// What the `mcpcassette` binary needs beyond the public API: the live
 /// traffic inspector, where record modes come from, this process's stdio.
@@ -83,5 +83,27 @@ pub use testkit::{TestClient, TestKit};
 pub mod cli_support {
     pub use crate::inspect::{Inspector, Output};
     pub use crate::mode::{Project, Sources, ancestors, process_env};
-    pub use crate::transport::stdio::process_stdio;
+    pub use crate::wire::stdio::process_stdio;
 }
+
+/// Former module paths, kept so that existing tests keep compiling.
+mod former {
+    /// [`crate::client`] at its former path.
+    #[deprecated(note = "renamed `mcpcassette::client`")]
+    pub mod live {
+        pub use crate::client::*;
+    }
+    /// [`crate::server`] at its former path.
+    #[deprecated(note = "renamed `mcpcassette::server`")]
+    pub mod serve {
+        pub use crate::server::*;
+    }
+    /// [`crate::verify`] at its former path.
+    #[deprecated(note = "renamed `mcpcassette::verify`")]
+    pub mod drift {
+        pub use crate::verify::*;
+    }
+}
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use former::{drift, live, serve};

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::client::{Live, LiveError, handshake};
 use crate::fixture::{self, Fixture};
 use crate::jsonrpc::{self, Kind, codes};
-use crate::live::{Live, LiveError, handshake};
 use crate::protocol::{Era, META_SERVER_INFO};
 use crate::redact::Redactor;
 
@@ -350,7 +350,7 @@ fn instructions(result: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::live::StdioLive;
+    use crate::client::StdioLive;
 
     const PATIENCE: Duration = Duration::from_secs(20);
 
@@ -367,7 +367,7 @@ mod tests {
 
     #[test]
     fn the_example_server_is_inventoried_alike_in_both_eras() {
-        let server = crate::live::testing::demo_server();
+        let server = crate::client::testing::demo_server();
         let mut by_era = Vec::new();
         for era in [Era::Legacy, Era::Modern] {
             let mut live = StdioLive::spawn(std::slice::from_ref(&server), None).unwrap();
@@ -393,7 +393,7 @@ mod tests {
 
     #[test]
     fn the_inventory_becomes_a_fixture_that_lists_the_same_tools() {
-        let server = crate::live::testing::demo_server();
+        let server = crate::client::testing::demo_server();
         let mut live = StdioLive::spawn(&[server], None).unwrap();
         let inventory = inventory(&mut live, &config(Era::Legacy)).unwrap();
         let counts = inventory.counts();

@@ -8,7 +8,7 @@ use mcpcassette::Mode;
 use mcpcassette::Selector;
 use mcpcassette::cassette::{KeyRule, OnExhausted, Strategy};
 use mcpcassette::protocol::Era;
-use mcpcassette::replay::http::{Auth, SessionMode};
+use mcpcassette::replay::{Auth, SessionMode};
 use mcpcassette::replay::{CrossEra, Pace};
 
 /// Record and replay Model Context Protocol (MCP) sessions.

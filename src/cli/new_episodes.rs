@@ -11,7 +11,7 @@ use mcpcassette::cassette;
 use mcpcassette::cassette::Cassette;
 use mcpcassette::cli_support::process_stdio;
 use mcpcassette::replay::CrossEra;
-use mcpcassette::replay::http::HttpReplayConfig;
+use mcpcassette::replay::HttpReplayConfig;
 use mcpcassette::replay::{
     Engine, Episodes, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream,
     serve_with, session_traffic_place,

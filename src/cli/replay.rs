@@ -9,11 +9,11 @@ use mcpcassette::cassette::{self, Cassette, Faults, RuleOverrides, Rules, Scope,
 use mcpcassette::faults::{FaultOverlay, FaultsSummary};
 
 use mcpcassette::cli_support::process_stdio;
-use mcpcassette::replay::http::{HttpReplayConfig, Pace};
 use mcpcassette::replay::{
     Engine, ProcessReplay, ReplayConfig, StdioConfig, Summary, VerdictConfig, recorded_processes,
 };
-use mcpcassette::serve::Handler;
+use mcpcassette::replay::{HttpReplayConfig, Pace};
+use mcpcassette::server::Handler;
 
 use super::args::{MatchArgs, ReplayArgs};
 use super::exit;
@@ -148,7 +148,7 @@ fn serve_http_handler(
         Transport::Stdio { .. } => "/mcp".to_owned(),
     };
     super::until_signal(|shutdown| {
-        mcpcassette::serve::http::serve_http(
+        mcpcassette::server::http::serve_http(
             served,
             config,
             |addr| super::announce(addr, &endpoint),
@@ -275,7 +275,7 @@ pub fn serve_stdio(handler: Arc<dyn Handler>, pace: Pace) -> anyhow::Result<()> 
         let config = StdioConfig::stdout(pace);
         let (stdin, stdout) = process_stdio();
         tokio::select! {
-            served = mcpcassette::serve::serve_with(Arc::clone(&handler), stdin, stdout, config) => served,
+            served = mcpcassette::server::serve_with(Arc::clone(&handler), stdin, stdout, config) => served,
             () = shutdown => {
                 tracing::info!("stopped by a signal");
                 handler.client_gone();

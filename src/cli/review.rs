@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use console::{Key, Term, style};
-use mcpcassette::drift::compare_interaction;
-use mcpcassette::drift::pending::{self, Change, Pending};
-use mcpcassette::drift::render::{self, RenderOptions};
+use mcpcassette::verify::compare_interaction;
+use mcpcassette::verify::pending::{self, Change, Pending};
+use mcpcassette::verify::render::{self, RenderOptions};
 use serde_json::{Value, json};
 
 use super::args::{PendingArgs, PendingListArgs, ReviewArgs};
@@ -247,7 +247,7 @@ impl Session {
     /// Prints what happened to a cassette, or why it failed.
     fn report(
         &mut self,
-        outcome: Result<String, mcpcassette::drift::DriftError>,
+        outcome: Result<String, mcpcassette::verify::DriftError>,
     ) -> anyhow::Result<()> {
         match outcome {
             Ok(line) => self.term.write_line(&line)?,

@@ -12,8 +12,8 @@ use mcpcassette::cli_support::process_stdio;
 use mcpcassette::faults::FaultOverlay;
 use mcpcassette::fixture;
 use mcpcassette::mock::MockServer;
-use mcpcassette::replay::http::HttpReplayConfig;
-use mcpcassette::serve::Handler;
+use mcpcassette::replay::HttpReplayConfig;
+use mcpcassette::server::Handler;
 
 use super::args::ServeArgs;
 use super::exit;
@@ -45,7 +45,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(listen) => {
             let config = HttpReplayConfig::new(listen);
             super::until_signal(|shutdown| {
-                mcpcassette::serve::http::serve_http(
+                mcpcassette::server::http::serve_http(
                     served,
                     config,
                     |addr| super::announce(addr, "/mcp"),
@@ -61,7 +61,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 .context("cannot start the async runtime")?
                 .block_on(async {
                     let (stdin, stdout) = process_stdio();
-                    mcpcassette::serve::serve_stdio(served, stdin, stdout).await
+                    mcpcassette::server::serve_stdio(served, stdin, stdout).await
                 })
                 .context("serving stdio failed")?;
         }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use mcpcassette::live::{HttpLive, Live, LiveError, StdioLive};
+use mcpcassette::client::{HttpLive, Live, LiveError, StdioLive};
 use mcpcassette::stub::{self, StubConfig};
 use mcpcassette::{fixture, redact};
 

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcpcassette::cli_support::process_env;
-use mcpcassette::drift::render::{self, RenderOptions};
-use mcpcassette::drift::{Target, UpdateMode, VerifyConfig, verify};
 use mcpcassette::replay::shell_quote;
+use mcpcassette::verify::render::{self, RenderOptions};
+use mcpcassette::verify::{Target, UpdateMode, VerifyConfig, verify};
 
 use super::args::VerifyArgs;
 

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::cassette::{HttpStatus, Malformed};
 use crate::jsonrpc;
-use crate::serve::StatusReply;
+use crate::server::StatusReply;
 
 /// A `tools/call` result reporting a failed tool (`isError`), valid for
 /// the tool's declared `outputSchema` when it has one (as `stub` answers).

@@ -4,12 +4,12 @@
 //! answers nonsense, on top of real recordings.
 //!
 //! The rules are data (`cassette::Faults`); [`FaultOverlay`] applies
-//! them around any [`Handler`](crate::serve::Handler): faults that answer
+//! them around any [`Handler`](crate::server::Handler): faults that answer
 //! instead of the recording (`error`, `tool_error`, `hang`, `malformed`,
 //! `http`) never reach it, and count what they stood in for as used
 //! (`Handler::stand_in`); the rest reshape its answer on the way out
 //! (`output`). The transports do what only they can: a hang-up
-//! (`serve::HANGUP`) and an HTTP status (`Handled::Status`).
+//! (`server::HANGUP`) and an HTTP status (`Handled::Status`).
 
 mod answers;
 mod choose;

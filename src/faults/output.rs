@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 
 use super::answers;
 use crate::cassette::{Edit, EditOp, ListChange, ListKind, SseFrame};
-use crate::serve::sink::is_response;
-use crate::serve::{BARRIER, HANGUP, Sink};
+use crate::server::sink::is_response;
+use crate::server::{BARRIER, HANGUP, Sink};
 
 /// What happens to one answer on its way out.
 #[derive(Debug, Default)]
@@ -176,7 +176,7 @@ fn reshape(message: Vec<u8>, shaping: &Shaping) -> Vec<u8> {
                 capability.insert("listChanged".to_owned(), Value::Bool(true));
             }
         }
-        message = crate::serve::encode(&value);
+        message = crate::server::encode(&value);
     }
     if shaping.truncate {
         message = answers::truncated(&message);

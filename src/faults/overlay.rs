@@ -19,7 +19,7 @@ use super::report::{FaultsSummary, Fired, Hung, KEPT_FIRED};
 use crate::cassette::{Fault, Faults, HttpSituation, Interaction, ListChange, ListKind, Malformed};
 use crate::jsonrpc::{self, Kind, codes};
 use crate::protocol::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
-use crate::serve::{Handled, Handler, HttpProfile, Sink};
+use crate::server::{Handled, Handler, HttpProfile, Sink};
 
 /// A handler that misbehaves as its faults say.
 #[derive(Debug)]

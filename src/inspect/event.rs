@@ -11,7 +11,7 @@ use crate::check::Code;
 use crate::jsonrpc::{self, Kind};
 use crate::redact::Redactor;
 use crate::schema::Violation;
-use crate::transport::pairing::Paired;
+use crate::wire::pairing::Paired;
 
 /// One message that passed: metadata only, never params or results, with
 /// every string masked. Serialized, it is a line of the `--log` file:

@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::cassette::Direction;
 use crate::record::Observer;
 use crate::redact::Redactor;
-use crate::transport::pairing::{Paired, Pairing};
+use crate::wire::pairing::{Paired, Pairing};
 
 pub(crate) use event::Event;
 pub(crate) use summary::Summary;

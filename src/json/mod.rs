@@ -9,6 +9,7 @@ mod canonical;
 mod compact;
 mod depth;
 mod file;
+mod incoming;
 mod locate;
 mod message;
 mod pointer;
@@ -17,12 +18,12 @@ mod selector;
 #[cfg(test)]
 pub(crate) mod strategy;
 mod subset;
-mod wire;
 
 pub use canonical::canonical_json;
 pub(crate) use canonical::{canonical_object, canonical_text};
 pub(crate) use depth::{TooDeep, nesting, position};
 pub(crate) use file::read_file;
+pub(crate) use incoming::{parse_message, readable_id};
 pub use locate::Lines;
 pub(crate) use message::plain_error;
 pub(crate) use pointer::{pointer_segment, push_index, push_key};
@@ -30,7 +31,6 @@ pub use raw::RawMessage;
 pub(crate) use raw::{LiveRequest, deserialize_borrowing, serialize_as_text};
 pub use selector::{Selector, SelectorError};
 pub(crate) use subset::{first_mismatch, is_subset};
-pub(crate) use wire::{parse_message, readable_id};
 
 use serde::de::DeserializeOwned;
 

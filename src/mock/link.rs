@@ -1,5 +1,5 @@
 //! One connection to a mock: a [`Handler`], so the transports of
-//! [`crate::serve`] (stdio, any byte stream, Streamable HTTP) carry the
+//! [`crate::server`] (stdio, any byte stream, Streamable HTTP) carry the
 //! mock as they carry a replay.
 //!
 //! Everything about a request is decided when the transport hands it
@@ -25,7 +25,7 @@ use crate::jsonrpc::RpcError;
 use crate::jsonrpc::{self, Kind};
 use crate::protocol::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
 use crate::protocol::{self, Era};
-use crate::serve::{Handled, Handler, HttpProfile, Sink, encode};
+use crate::server::{Handled, Handler, HttpProfile, Sink, encode};
 
 /// What is left of a request once it is decided: the wait for its answer.
 type Forwarding = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -243,7 +243,7 @@ impl Handler for Link {
                 let id = jsonrpc::id(&message).map(jsonrpc::id_key);
                 tracing::warn!(id, "client answered a request the mock never sent");
             }
-            Err(invalid) => sink.respond(&crate::serve::invalid_request(&message, &invalid)),
+            Err(invalid) => sink.respond(&crate::server::invalid_request(&message, &invalid)),
         }
         Handled::Answered(None)
     }

@@ -10,8 +10,8 @@ use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
 
 use super::link::Link;
 use super::server::MockServer;
-use crate::serve::Handler;
-use crate::serve::http::HttpReplayConfig;
+use crate::server::Handler;
+use crate::server::http::HttpReplayConfig;
 
 /// The buffer of [`MockServer::duplex`] streams.
 const DUPLEX_BUFFER: usize = 64 * 1024;
@@ -19,8 +19,8 @@ const DUPLEX_BUFFER: usize = 64 * 1024;
 impl MockServer {
     /// A handler answering from this mock, for one connection (or one
     /// HTTP server, which forks one per session): for transports of your
-    /// own built on [`crate::serve::serve_stdio`] or
-    /// [`crate::serve::http::serve_http`]. Each keeps its own handshake
+    /// own built on [`crate::server::serve_stdio`] or
+    /// [`crate::server::http::serve_http`]. Each keeps its own handshake
     /// state.
     pub fn handler(&self) -> Arc<dyn Handler> {
         Link::new(self.clone())
@@ -38,7 +38,7 @@ impl MockServer {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        crate::serve::serve_stdio(self.handler(), reader, writer).await
+        crate::server::serve_stdio(self.handler(), reader, writer).await
     }
 
     /// The client's end of an in-process connection (e.g. an `rmcp`
@@ -62,7 +62,7 @@ impl MockServer {
     ///
     /// Reading or writing fails.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        let (stdin, stdout) = crate::transport::stdio::process_stdio();
+        let (stdin, stdout) = crate::wire::stdio::process_stdio();
         self.serve(stdin, stdout).await
     }
 
@@ -82,6 +82,6 @@ impl MockServer {
         shutdown: impl Future<Output = ()> + Send,
     ) -> std::io::Result<()> {
         let config = HttpReplayConfig::new(listen);
-        crate::serve::http::serve_http(self.handler(), config, ready, shutdown).await
+        crate::server::http::serve_http(self.handler(), config, ready, shutdown).await
     }
 }

@@ -8,7 +8,7 @@ pub enum RecordError {
     /// The server could not be started, or the upstream cannot be reached
     /// (no `tls` feature for an `https://` one, or no TLS set-up).
     #[error(transparent)]
-    Live(#[from] crate::live::LiveError),
+    Live(#[from] crate::client::LiveError),
     /// Waiting for the server failed.
     #[error("lost track of the server process: {0}")]
     Wait(std::io::Error),
@@ -39,7 +39,7 @@ pub enum RecordError {
     Redact(#[from] crate::redact::RedactError),
     /// A `--header` that cannot be sent.
     #[error(transparent)]
-    Header(#[from] super::http::credentials::HeaderError),
+    Header(#[from] super::proxy::credentials::HeaderError),
     /// The cassette or its journal could not be written.
     #[error(transparent)]
     Cassette(#[from] CassetteError),

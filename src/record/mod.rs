@@ -2,13 +2,13 @@
 //! writes what passes through into a cassette.
 
 mod error;
-mod http;
+mod proxy;
 mod stdio;
 mod tape;
 mod watch;
 
 pub use error::RecordError;
-pub use http::{HeaderError, HttpRecordConfig, HttpRecordOutcome, record_http, split_header};
+pub use proxy::{HeaderError, HttpRecordConfig, HttpRecordOutcome, record_http, split_header};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
 
 pub use watch::Watch;
@@ -172,7 +172,7 @@ fn kept_rules(path: &Path) -> Rules {
 /// For `crate::fuzzing`: the SSE path of HTTP recording.
 #[cfg(fuzzing)]
 pub(crate) fn fuzzing_sse(chunks: &[&[u8]]) -> Vec<serde_json::Value> {
-    http::fuzzing_sse(chunks)
+    proxy::fuzzing_sse(chunks)
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ pub fn record_stdio(config: &RecordConfig) -> Result<RecordOutcome, RecordError>
         None => None,
     };
 
-    let mut child = crate::live::spawn(&config.command, None)?;
+    let mut child = crate::client::spawn(&config.command, None)?;
     let server_in = child.stdin.take().expect("stdin is piped");
     let server_out = child.stdout.take().expect("stdout is piped");
 

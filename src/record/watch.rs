@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::cassette::Direction;
 use crate::jsonrpc::{self, Kind};
 use crate::schema::ViolationKind;
-use crate::transport::pairing::Pairing;
+use crate::wire::pairing::Pairing;
 
 /// What the watch knows of the session so far.
 #[derive(Debug, Default)]

@@ -36,7 +36,7 @@ use crate::jsonrpc::{self, Kind, codes};
 use crate::matching::{Answer, Matcher, Refusal};
 use crate::protocol::{self, Era};
 use crate::redact::Redactor;
-use crate::serve::{Handled, Pace, Sink};
+use crate::server::{Handled, Pace, Sink};
 
 /// How to replay.
 #[derive(Clone)]
@@ -422,7 +422,7 @@ impl Engine {
                 Handled::Answered(None)
             }
             Err(invalid) => {
-                sink.respond(&crate::serve::invalid_request(&message, &invalid));
+                sink.respond(&crate::server::invalid_request(&message, &invalid));
                 Handled::Answered(None)
             }
         }

@@ -10,7 +10,7 @@ use super::cross_era::CrossEra;
 use super::engine::Engine;
 use crate::cassette::{Cassette, HttpSituation, Interaction};
 use crate::protocol::Era;
-use crate::serve::{Handled, Handler, HttpProfile, Sink};
+use crate::server::{Handled, Handler, HttpProfile, Sink};
 
 impl Handler for Engine {
     fn handle(

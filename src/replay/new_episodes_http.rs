@@ -3,7 +3,7 @@
 //! what it says is recorded so that it can be appended to the cassette.
 //!
 //! The live side is the HTTP client `verify --url` uses
-//! ([`HttpLive`](crate::live::HttpLive): sessions, protocol
+//! ([`HttpLive`](crate::client::HttpLive): sessions, protocol
 //! headers of both eras, JSON and SSE answers), driven from a blocking
 //! thread, one forwarded request at a time. Ids are handled as in
 //! [`NewEpisodes`](super::NewEpisodes): forwarded requests carry
@@ -25,10 +25,10 @@ use super::new_episodes_stdio::{answer_upstream_failed, encode, lock, with_id};
 use super::upstream::Episodes;
 use super::upstream::{Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Direction, Transport};
+use crate::client::{HttpLive, Live, handshake};
 use crate::jsonrpc::{self, Kind};
-use crate::live::{HttpLive, Live, handshake};
 use crate::protocol::Era;
-use crate::serve::Sink;
+use crate::server::Sink;
 
 /// How long the server has to answer one forwarded request.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);

@@ -49,11 +49,11 @@ use tokio::time::timeout;
 use super::session_traffic::SessionScript;
 use super::upstream::{Episodes, Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Cassette, Direction, Event, Transport};
+use crate::client::{self, LiveError, handshake};
 use crate::jsonrpc::{self, Kind};
-use crate::live::{self, LiveError, handshake};
 use crate::protocol::{self, Era};
 use crate::redact;
-use crate::serve::Sink;
+use crate::server::Sink;
 
 /// The error code of requests the live server could not answer because it
 /// could not be started, failed the handshake or went away.
@@ -453,7 +453,7 @@ impl Inner {
     }
 
     async fn spawn_and_initialise(self: &Arc<Self>, first: &Value) -> Started {
-        let mut child = live::spawn_async(&self.command, self.dir.as_deref())?;
+        let mut child = client::spawn_async(&self.command, self.dir.as_deref())?;
         let program = redact::mask_command(&self.command[..1]).join(" ");
         tracing::info!("started `{program}` for new episodes");
         let stdin = child.stdin.take().expect("stdin is piped");
@@ -857,7 +857,7 @@ mod tests {
 
     const PATIENCE: Duration = Duration::from_secs(10);
 
-    use crate::live::testing::demo_server;
+    use crate::client::testing::demo_server;
 
     fn channel() -> (Sink, mpsc::UnboundedReceiver<Vec<u8>>) {
         let (tx, rx) = mpsc::unbounded_channel();

@@ -33,7 +33,7 @@ use super::engine::lookup::Lookup;
 use super::engine::{Engine, ReplayConfig};
 use crate::cassette::{Cassette, HttpSituation, Scope};
 use crate::jsonrpc::{self, Kind};
-use crate::serve::{Handled, Handler, HttpProfile, Sink};
+use crate::server::{Handled, Handler, HttpProfile, Sink};
 
 /// A live server process of a test, answered by the recorded processes of
 /// a cassette.

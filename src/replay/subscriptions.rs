@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use super::cross_era::Translation;
 use crate::jsonrpc;
 use crate::protocol::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
-use crate::serve::Sink;
+use crate::server::Sink;
 
 /// The acknowledgement that opens every listen stream.
 pub(crate) const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";

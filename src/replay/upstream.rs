@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::cassette::{Builder, Interaction, InteractionStream};
-use crate::live::LiveError;
-use crate::serve::Sink;
+use crate::client::LiveError;
+use crate::server::Sink;
 
 /// A boxed future, as the trait returns it.
 pub type Forwarding = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

@@ -3,7 +3,7 @@
 
 use super::common::TITLE;
 use super::common::{ANNOTATED, DESCRIPTION, ICONS, META};
-use super::engine::{Field, Obj, Ty};
+use super::walker::{Field, Obj, Ty};
 
 /// A resource as `resources/list` advertises it.
 pub(crate) static RESOURCE: Obj = Obj {

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::engine::{Field, Obj, Rule, Ty, Walker, found, is_integer};
 use super::version::{V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28, only};
+use super::walker::{Field, Obj, Rule, Ty, Walker, found, is_integer};
 
 /// Who a message or annotation is for.
 pub(crate) const ROLE: Ty = Ty::Enum(&["user", "assistant"]);

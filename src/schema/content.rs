@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::ViolationKind::Content;
 use super::common::{ANNOTATED, DESCRIPTION, ICONS, META, ROLE, TITLE};
-use super::engine::{Field, Obj, Rule, Tagged, Ty, Variant, Walker};
 use super::version::{ALL, V2025_03_26, V2025_06_18, V2025_11_25, since, until};
+use super::walker::{Field, Obj, Rule, Tagged, Ty, Variant, Walker};
 
 const TYPE: Field = Field::req("type", Ty::Str);
 

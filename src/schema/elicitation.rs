@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use super::common::STRINGS;
-use super::engine::{Field, Obj, Rule, Tagged, Ty, Variant, Walker};
 use super::tasks::TASK_METADATA;
 use super::version::{ALL, V2025_06_18, V2025_11_25, V2026_07_28, only, since};
+use super::walker::{Field, Obj, Rule, Tagged, Ty, Variant, Walker};
 
 const TITLED: [Field; 2] = [
     Field::opt("title", Ty::Str),

@@ -7,7 +7,7 @@ use super::Violation;
 use super::ViolationKind::{
     self, ErrorShape, IdType, JsonRpcVersion, MethodType, ParamsType, ResultXorError,
 };
-use super::engine::{found, is_integer};
+use super::walker::{found, is_integer};
 
 /// What a message is, judged by its members.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

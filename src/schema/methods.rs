@@ -13,11 +13,11 @@ use super::common::{
 };
 use super::content::{CONTENT_BLOCK, PROMPT_MESSAGE, RESOURCE_CONTENTS, STRUCTURED_CONTENT};
 use super::elicitation::{ELICIT_PARAMS, ELICIT_RESULT};
-use super::engine::{Field, Obj, Rule, Tagged, Ty, Variant, Walker};
 use super::sampling::{CREATE_MESSAGE_PARAMS, CREATE_MESSAGE_RESULT};
 use super::tasks::{CREATE_TASK_RESULT, LIST_TASKS, TASK, TASK_ID, TASK_METADATA, TASKS};
 use super::tools::TOOL;
 use super::version::{ALL, LEGACY, NONE, V2025_06_18, V2026_07_28, Version, Versions, only, since};
+use super::walker::{Field, Obj, Rule, Tagged, Ty, Variant, Walker};
 
 /// One request method.
 pub(crate) struct Method {

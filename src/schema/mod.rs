@@ -13,7 +13,6 @@ mod catalog;
 mod common;
 mod content;
 mod elicitation;
-mod engine;
 mod envelope;
 mod methods;
 mod notifications;
@@ -23,6 +22,7 @@ mod tasks;
 mod tools;
 mod version;
 mod violation;
+mod walker;
 
 use serde_json::Value;
 
@@ -30,9 +30,9 @@ pub use official::{OfficialSchema, OfficialSchemaError};
 pub use tools::{ToolArguments, ToolOutput};
 pub use violation::{Violation, ViolationKind};
 
-use engine::{Ty, Walker};
 use envelope::Role;
 use version::{V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28, Version};
+use walker::{Ty, Walker};
 
 /// The protocol versions this crate knows, newest last: the names of
 /// [`crate::protocol::Version::ALL`].

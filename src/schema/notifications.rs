@@ -3,9 +3,9 @@
 use serde_json::Value;
 
 use super::common::{LOGGING_LEVEL, NOTIFICATION_META, SUBSCRIPTION_FILTER};
-use super::engine::{Field, Obj, Ty, Walker};
 use super::tasks::{TASK, TASKS};
 use super::version::{ALL, LEGACY, NONE, V2025_03_26, V2025_11_25, V2026_07_28, Versions, only};
+use super::walker::{Field, Obj, Ty, Walker};
 
 /// One notification.
 pub(crate) struct Notification {

@@ -3,10 +3,10 @@
 
 use super::common::{ROLE, STRINGS};
 use super::content::{SAMPLING_CONTENT, SAMPLING_MESSAGE};
-use super::engine::{Field, Obj, Ty};
 use super::tasks::TASK_METADATA;
 use super::tools::TOOL;
 use super::version::{V2025_11_25, V2026_07_28};
+use super::walker::{Field, Obj, Ty};
 
 /// How the client should pick a model.
 pub(crate) static MODEL_PREFERENCES: Obj = Obj {

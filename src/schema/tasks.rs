@@ -1,8 +1,8 @@
 //! Tasks (2025-11-25 only, experimental): durable requests whose result is
 //! fetched later with `tasks/get` / `tasks/result`.
 
-use super::engine::{Field, Obj, Ty};
 use super::version::{V2025_11_25, only};
+use super::walker::{Field, Obj, Ty};
 
 /// `task` on a task-augmented request (`tools/call`, `sampling/createMessage`,
 /// `elicitation/create`): asks the receiver to answer with a task.
@@ -62,7 +62,7 @@ pub(crate) const TASKS: super::version::Versions = only(V2025_11_25);
 mod tests {
     use super::*;
     use crate::schema::ViolationKind;
-    use crate::schema::engine::Walker;
+    use crate::schema::walker::Walker;
     use serde_json::json;
 
     #[test]

@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use super::ViolationKind::{self, InputSchema, ToolDefinition};
 use super::common::{DESCRIPTION, ICONS, META, TITLE};
-use super::engine::{Field, Obj, Rule, Ty, Walker, found};
 use super::version::{V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28, only};
-use super::{Violation, engine::describe_pointer};
+use super::walker::{Field, Obj, Rule, Ty, Walker, found};
+use super::{Violation, walker::describe_pointer};
 
 /// A tool as `tools/list` advertises it (and sampling requests offer it).
 pub(crate) const TOOL: Ty = Ty::Kind(ToolDefinition, &Ty::Obj(&TOOL_OBJ));

@@ -95,7 +95,7 @@ async fn sent(engine: &Arc<Engine>, message: &Value, delivery: Delivery) -> Vec<
     let (tx, mut rx) = mpsc::unbounded_channel();
     let sink = Sink::ordered(tx, delivery);
     let mut tasks = JoinSet::new();
-    mcpcassette::serve::handle_line(engine, message.to_string().as_bytes(), &sink, &mut tasks);
+    mcpcassette::server::handle_line(engine, message.to_string().as_bytes(), &sink, &mut tasks);
     while tasks.join_next().await.is_some() {}
     drop(sink);
     let mut out = Vec::new();
@@ -154,7 +154,7 @@ async fn recorded_pace_keeps_the_delays_of_during_and_the_response() {
     let sink = Sink::ordered(tx, paced);
     let mut tasks = JoinSet::new();
     let start = tokio::time::Instant::now();
-    mcpcassette::serve::handle_line(
+    mcpcassette::server::handle_line(
         &engine,
         call(3, "live").to_string().as_bytes(),
         &sink,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcpcassette::check::{self, CheckConfig, Code, FileReport, Severity};
+use mcpcassette::client::{Live, StdioLive};
 use mcpcassette::fixture::{self, Fixture, ItemKind, RpcError};
-use mcpcassette::live::{Live, StdioLive};
 use mcpcassette::schema::ViolationKind;
 use serde_json::{Value, json};
 

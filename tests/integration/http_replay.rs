@@ -19,8 +19,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
-use mcpcassette::replay::http::{HttpReplayConfig, Pace, SessionMode, serve_http};
 use mcpcassette::replay::{EXHAUSTED, Engine, NO_MATCH, OUT_OF_ORDER, ReplayConfig, Summary};
+use mcpcassette::replay::{HttpReplayConfig, Pace, SessionMode, serve_http};
 use mcpcassette::{OnExhausted, Rules, Strategy};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -1895,7 +1895,7 @@ impl Replay {
         let (ready, bound) = oneshot::channel();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            mcpcassette::serve::http::serve_http(
+            mcpcassette::server::http::serve_http(
                 overlay,
                 HttpReplayConfig::new("127.0.0.1:0".parse().unwrap()),
                 move |addr| {

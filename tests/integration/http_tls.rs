@@ -433,12 +433,12 @@ async fn verify_reaches_an_https_server_trusted_through_the_ca_file() {
     let recorded = cassette::load(&path).unwrap();
     let url = upstream.url();
     let live = tokio::task::spawn_blocking(move || {
-        let mut live = mcpcassette::live::HttpLive::connect(&url, recorded.protocol.era)
+        let mut live = mcpcassette::client::HttpLive::connect(&url, recorded.protocol.era)
             .expect("https is supported with the tls feature");
-        let observed = mcpcassette::drift::drive(
+        let observed = mcpcassette::verify::drive(
             &recorded,
             &mut live,
-            &mcpcassette::drift::DriveConfig::default(),
+            &mcpcassette::verify::DriveConfig::default(),
         )
         .unwrap();
         (recorded, observed)
@@ -446,7 +446,7 @@ async fn verify_reaches_an_https_server_trusted_through_the_ca_file() {
     .await
     .unwrap();
     let (recorded, observed) = live;
-    let report = mcpcassette::drift::compare(&path, &recorded, &observed, &[]);
+    let report = mcpcassette::verify::compare(&path, &recorded, &observed, &[]);
     assert_eq!(report.counts.same, 3, "{report:#?}");
     assert!(!report.has_drift(), "{report:#?}");
 }

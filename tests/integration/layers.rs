@@ -11,9 +11,9 @@ const LAYERS: [&[&str]; 7] = [
     &["json", "jsonrpc", "parallel", "protocol"],
     &["redact", "schema"],
     &["cassette", "example"],
-    &["fixture", "matching", "mode", "transport"],
-    &["check", "live", "serve"],
-    &["drift", "faults", "mock", "record", "replay", "stub"],
+    &["fixture", "matching", "mode", "wire"],
+    &["check", "client", "server"],
+    &["faults", "mock", "record", "replay", "stub", "verify"],
     &["inspect", "testkit"],
 ];
 
@@ -112,7 +112,7 @@ fn every_module_uses_only_lower_layers() {
 
 #[test]
 fn the_scan_sees_uses_and_skips_comments() {
-    let text = "use crate::json::Selector;\n// crate::replay in a comment\n    let x = crate::live::spawn(&c, None)?;";
+    let text = "use crate::json::Selector;\n// crate::replay in a comment\n    let x = crate::client::spawn(&c, None)?;";
     let found: Vec<String> = uses(text).into_iter().collect();
-    assert_eq!(found, ["json", "live"]);
+    assert_eq!(found, ["client", "json"]);
 }

@@ -53,7 +53,7 @@ proptest! {
 /// Every answer `handler` writes for `lines`, fed one at a time as stdio
 /// feeds them, in order.
 fn answers(
-    handler: std::sync::Arc<dyn mcpcassette::serve::Handler>,
+    handler: std::sync::Arc<dyn mcpcassette::server::Handler>,
     lines: &[String],
 ) -> Vec<Vec<u8>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -65,7 +65,7 @@ fn answers(
         let sink = Sink::single(tx);
         let mut tasks = JoinSet::new();
         for line in lines {
-            mcpcassette::serve::handle_line(&handler, line.as_bytes(), &sink, &mut tasks);
+            mcpcassette::server::handle_line(&handler, line.as_bytes(), &sink, &mut tasks);
         }
         while tasks.join_next().await.is_some() {}
         drop(sink);

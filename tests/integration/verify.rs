@@ -242,21 +242,21 @@ fn normalised_fields_do_not_drift_and_are_listed() {
 fn the_rust_assertion_passes_and_fails_with_the_report() {
     let (_dir, path) = copy("demo-legacy.json");
     let server = demo_server_path().display().to_string();
-    let mut config = mcpcassette::drift::VerifyConfig::new(&path);
-    config.update = mcpcassette::drift::UpdateMode::No;
-    config.target = mcpcassette::drift::Target::Command(vec![
+    let mut config = mcpcassette::verify::VerifyConfig::new(&path);
+    config.update = mcpcassette::verify::UpdateMode::No;
+    config.target = mcpcassette::verify::Target::Command(vec![
         "env".into(),
         "DEMO_SERVER_DRIFT=0".into(),
         server.clone(),
     ]);
-    mcpcassette::drift::assert_verified(&config);
+    mcpcassette::verify::assert_verified(&config);
 
-    config.target = mcpcassette::drift::Target::Command(vec![
+    config.target = mcpcassette::verify::Target::Command(vec![
         "env".into(),
         "DEMO_SERVER_DRIFT=1".into(),
         server,
     ]);
-    let panic = std::panic::catch_unwind(|| mcpcassette::drift::assert_verified(&config))
+    let panic = std::panic::catch_unwind(|| mcpcassette::verify::assert_verified(&config))
         .expect_err("drift fails the assertion");
     let message = panic.downcast_ref::<String>().unwrap();
     assert!(message.contains("tools/call echo"), "{message}");

@@ -4,10 +4,10 @@
 //! driven again, straight at the example, in both eras.
 
 use mcpcassette::cassette::{self, Cassette};
-use mcpcassette::drift::compare;
-use mcpcassette::drift::{DriveConfig, drive};
-use mcpcassette::live::HttpLive;
+use mcpcassette::client::HttpLive;
 use mcpcassette::protocol::Era;
+use mcpcassette::verify::compare;
+use mcpcassette::verify::{DriveConfig, drive};
 use rmcp::model::{
     CallToolRequestParams, GetPromptRequestParams, ProtocolVersion, ReadResourceRequestParams,
 };

@@ -49,7 +49,7 @@ impl Engine {
     /// fault answered in its place ([`Handler::stand_in`]), and the next
     /// time it is asked (a client's retry) it answers as recorded.
     ///
-    /// [`Handler::stand_in`]: crate::serve::Handler::stand_in
+    /// [`Handler::stand_in`]: crate::server::Handler::stand_in
     pub(crate) fn stand_in(&self, request: &Value) {
         let masked = self.masked_for_matching(request);
         let mut state = self.state();

@@ -24,7 +24,7 @@ use super::Engine;
 use crate::json::LiveRequest;
 use crate::matching::Answer;
 use crate::replay::cross_era::{CrossEra, Translation};
-use crate::serve::{Handled, Pace, Sink};
+use crate::server::{Handled, Pace, Sink};
 
 /// Methods the engine answers in its own way, which only the tree shows it
 /// how: handshakes (version checks, the upstream's handshake) and listen
@@ -119,7 +119,7 @@ mod tests {
 
     use super::*;
     use crate::cassette::{Cassette, HttpSituation, Interaction};
-    use crate::serve::{Handler, HttpProfile};
+    use crate::server::{Handler, HttpProfile};
 
     /// The engine without its text path: every line parsed, as before it.
     #[derive(Debug)]
@@ -193,7 +193,7 @@ mod tests {
         let sink = Sink::single(tx);
         let mut tasks = JoinSet::new();
         for line in lines {
-            crate::serve::handle_line(&handler, line.as_bytes(), &sink, &mut tasks);
+            crate::server::handle_line(&handler, line.as_bytes(), &sink, &mut tasks);
         }
         handler.client_gone();
         while tasks.join_next().await.is_some() {}
@@ -264,7 +264,7 @@ mod tests {
         let mut tasks = JoinSet::new();
         let dyn_engine: Arc<dyn Handler> = engine.clone();
         for line in &handshake {
-            crate::serve::handle_line(&dyn_engine, line.as_bytes(), &sink, &mut tasks);
+            crate::server::handle_line(&dyn_engine, line.as_bytes(), &sink, &mut tasks);
         }
         for (line, plain) in &traffic {
             let taken = engine
@@ -272,7 +272,7 @@ mod tests {
                 .is_some();
             assert_eq!(taken, *plain, "{line}");
             if !taken {
-                crate::serve::handle_line(&dyn_engine, line.as_bytes(), &sink, &mut tasks);
+                crate::server::handle_line(&dyn_engine, line.as_bytes(), &sink, &mut tasks);
             }
         }
     }

@@ -1,7 +1,0 @@
-//! How MCP messages are framed on the wire.
-
-pub(crate) mod http;
-pub(crate) mod pairing;
-pub(crate) mod params;
-pub(crate) mod stdio;
-pub(crate) mod unread;
