@@ -2,28 +2,70 @@
 #![warn(unreachable_pub)]
 //! mcpcassette: record and replay Model Context Protocol sessions.
 //!
-//! The types most tests need are at the crate root: a [`Cassette`] and
-//! [`load`], the replay [`Engine`], the [`MockServer`], [`verify`] and
-//! [`check_file`]. Each area has a module of its own for the rest:
+//! A **cassette** is a JSON file of matched request/response pairs, each
+//! with the notifications and server-to-client requests that belong to
+//! it. Three flows use one:
 //!
-//! - [`record`] sits between a client and a real server, forwards every byte
-//!   unchanged, and writes a [`cassette`].
-//! - [`replay`] answers a client from a cassette, deterministically, without
-//!   starting the server; its [`Rules`] say how requests are matched.
-//! - [`server`] carries any [`server::Handler`] (a replay, a mock) over stdio
-//!   or Streamable HTTP.
-//! - [`client`] talks to real servers as a client: starting them, both
-//!   transports, both eras' handshakes.
-//! - [`redact`] keeps secrets out of cassettes, logs and error messages.
-//! - [`verify`] re-runs a cassette against the live server and reports what
-//!   changed, for review.
+//! - **Record**: [`record`] sits between a client and a real server
+//!   ([`record_stdio`] runs it as a child process; [`record_http`] is a
+//!   reverse proxy in front of a Streamable HTTP server), forwards every
+//!   byte unchanged, and files what passes into a [`cassette`] through
+//!   [`cassette::Builder`], masking secrets with [`redact`] first.
+//! - **Replay**: [`load`] reads a [`Cassette`]; an [`Engine`] answers a
+//!   client from it, matching each request in O(1) ([`Rules`] say how), and
+//!   never starts the server. The engine is a [`server::Handler`]: the
+//!   transports in [`server`] carry it over stdio, any byte stream, or
+//!   Streamable HTTP.
+//! - **Verify**: [`verify()`] replays the cassette's client side against
+//!   the live server through a [`client`], compares what it says now with
+//!   what was recorded, and leaves the live version for review.
+//!
+//! ```no_run
+//! # async fn replay() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::path::Path;
+//!
+//! // Replay in process: the engine on one end of an in-memory pipe, any
+//! // MCP client (rmcp, a hand-rolled one) on the other.
+//! let path = Path::new("tests/cassettes/weather.json");
+//! let engine = mcpcassette::Engine::new(mcpcassette::load(path)?, path);
+//! let (client_side, server_side) = tokio::io::duplex(64 * 1024);
+//! let (read, write) = tokio::io::split(server_side);
+//! tokio::spawn(mcpcassette::replay::serve(engine.clone(), read, write));
+//! # drop(client_side);
+//! // … talk MCP over `client_side` …
+//! // Afterwards: what was never asked for is a test failure too.
+//! assert!(engine.summary().unused.is_empty());
+//! # Ok(()) }
+//! ```
+//!
+//! ```no_run
+//! # fn drift() -> Result<(), Box<dyn std::error::Error>> {
+//! // Has the real server's behaviour drifted from the recording?
+//! let config = mcpcassette::VerifyConfig::new("tests/cassettes/weather.json");
+//! let verification = mcpcassette::verify(&config)?;
+//! assert_eq!(verification.report.drifted().count(), 0);
+//! # Ok(()) }
+//! ```
+//!
+//! For tests that need no recording at all, a [`MockServer`] is a
+//! programmable MCP server (it fails, hangs or changes on demand and logs
+//! every call), and [`TestKit`] connects a client to one per test.
+//!
+//! The modules, by layer (`docs/architecture.md` draws them):
+//!
+//! - [`record`], [`replay`], [`verify`](mod@verify): the three flows above.
+//! - [`server`] serves any [`server::Handler`] (a replay, a mock) over stdio
+//!   or Streamable HTTP; [`client`] talks to real servers as a client:
+//!   starting them, both transports, both eras' handshakes.
+//! - [`cassette`] is the format, its rules, loading, saving and the
+//!   recording journal; [`redact`] keeps secrets out of cassettes, logs
+//!   and error messages.
 //! - [`schema`] knows what MCP messages look like; [`check`] uses it to
 //!   validate cassette files.
 //! - [`fixture`] reads hand-written MCP servers (fixtures) and answers
 //!   from them; [`stub`] writes one from a live server's lists.
-//! - [`mock`] is a programmable MCP server for tests: it fails, hangs or
-//!   changes on demand and records every call for assertions; [`testkit`]
-//!   connects a client to one per test.
+//! - [`mock`] and [`testkit`]: programmable servers and clients for Rust
+//!   tests.
 //! - [`faults`] makes a replayed or fixture-served server misbehave as a
 //!   list of fault rules says (errors, delays, hangs, hang-ups, nonsense,
 //!   HTTP statuses, changed lists), deterministically by seed.

@@ -42,3 +42,27 @@ async fn rmcp_client_talks_to_an_in_process_replay() {
         "the session used only part of the cassette"
     );
 }
+
+/// Code written against the former module names still compiles and reaches
+/// the same items (with a deprecation warning where it is not allowed).
+#[test]
+#[allow(deprecated)]
+fn former_module_paths_reach_the_renamed_modules() {
+    use std::any::TypeId;
+    assert_eq!(
+        TypeId::of::<mcpcassette::live::LiveError>(),
+        TypeId::of::<mcpcassette::client::LiveError>()
+    );
+    assert_eq!(
+        TypeId::of::<mcpcassette::serve::StdioConfig>(),
+        TypeId::of::<mcpcassette::server::StdioConfig>()
+    );
+    assert_eq!(
+        TypeId::of::<mcpcassette::drift::VerifyConfig>(),
+        TypeId::of::<mcpcassette::verify::VerifyConfig>()
+    );
+    assert_eq!(
+        TypeId::of::<mcpcassette::replay::http::HttpReplayConfig>(),
+        TypeId::of::<mcpcassette::replay::HttpReplayConfig>()
+    );
+}
