@@ -1,7 +1,7 @@
 //! The cassette's policy, as plain data: how its requests are matched
 //! (strategy, ignored and key parts, hand-written cases), what recording
 //! masked, and what `verify` normalises. Stored in the cassette, so that
-//! it replays the same everywhere; `matching`, `redact` and `drift` each
+//! it replays the same everywhere; `matching`, `redact` and `verify` each
 //! read their part (`matching` implements the matching itself).
 
 use std::collections::BTreeMap;
