@@ -22,7 +22,8 @@ use super::tap::{Opened, Tap};
 use super::tee::{Announcement, Observing, Reading, SseParser, Tee, TeeBody};
 use super::upstream::{Upstream, strip_hop_by_hop};
 use crate::cassette::{Direction, StepUp};
-use crate::transport::http::{self as http_transport, SessionLookup, error_chain, header_text};
+use crate::error_chain::chain;
+use crate::transport::http::{self as http_transport, SessionLookup, header_text};
 
 /// The client that forwards requests to the upstream.
 type UpstreamClient = crate::live::HttpClient;
@@ -439,7 +440,7 @@ impl Proxy {
         sent: &Sent,
         error: &hyper_util::client::legacy::Error,
     ) -> Response<ProxyBody> {
-        let reason = error_chain(error);
+        let reason = chain(error);
         if self.tally.failed.fetch_add(1, Ordering::Relaxed) == 0 {
             let recorded = if self.tap.is_recording() {
                 " and the cassette records the failure"
