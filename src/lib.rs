@@ -73,6 +73,7 @@
 
 // The crate's toolbox and the CLI's own machinery: used through the
 // modules above and the re-exports below.
+mod error_chain;
 mod example;
 mod inspect;
 mod json;
@@ -123,6 +124,7 @@ pub use verify::{DriftError, UpdateMode, Verification, VerifyConfig, verify};
 /// Not for other users; it may change at any time.
 #[doc(hidden)]
 pub mod cli_support {
+    pub use crate::error_chain::chain;
     pub use crate::inspect::{Inspector, Output};
     pub use crate::mode::{Project, Sources, ancestors, process_env};
     pub use crate::wire::stdio::process_stdio;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum CassetteError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         /// The cassette or journal.
         path: PathBuf,
@@ -17,7 +17,7 @@ pub enum CassetteError {
         source: io::Error,
     },
     /// The file could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         /// The cassette or journal.
         path: PathBuf,

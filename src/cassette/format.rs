@@ -501,20 +501,60 @@ struct InteractionFields {
     process: u32,
 }
 
-impl TryFrom<InteractionFields> for Interaction {
-    type Error = String;
+/// Why an interaction or an event, as written, is not one replay can use
+/// (serde says it, with the place, as the loader's message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ShapeError {
+    /// An interaction with both a `request` and a `notification`.
+    #[error("an interaction holds one client message: a `request` or a `notification`, not both")]
+    TwoClientMessages,
+    /// An interaction with neither.
+    #[error("an interaction needs a `request` or a `notification`")]
+    NoClientMessage,
+    /// A client message that is not an object.
+    #[error("`{field}` must be a JSON-RPC message (an object), found {found}")]
+    NotAnObject {
+        /// `request` or `notification`.
+        field: &'static str,
+        /// What it is instead.
+        found: &'static str,
+    },
+    /// A client message without a `method`.
+    #[error("`{field}` has no `method`")]
+    NoMethod {
+        /// `request` or `notification`.
+        field: &'static str,
+    },
+    /// A `request` without an `id`.
+    #[error("`{field}` has no `id`; a message without one is a `notification`")]
+    NoId {
+        /// `request`.
+        field: &'static str,
+    },
+    /// A `notification` with an `id`.
+    #[error("`{field}` has an `id`; a message with one is a `request`")]
+    UnexpectedId {
+        /// `notification`.
+        field: &'static str,
+    },
+    /// An event with both a `notification` and a `server_request`.
+    #[error("an event is a `notification` or a `server_request`, not both")]
+    TwoEventMessages,
+    /// A notification event with a `client_response`.
+    #[error("`client_response` answers a `server_request`; this event is a `notification`")]
+    AnsweredNotification,
+    /// An event with neither.
+    #[error("an event needs a `notification` or a `server_request`")]
+    NoEventMessage,
+}
 
-    fn try_from(fields: InteractionFields) -> Result<Self, String> {
+impl TryFrom<InteractionFields> for Interaction {
+    type Error = ShapeError;
+
+    fn try_from(fields: InteractionFields) -> Result<Self, ShapeError> {
         let client = match (fields.request, fields.notification) {
-            (Some(_), Some(_)) => {
-                return Err(
-                    "an interaction holds one client message: a `request` or a `notification`, not both"
-                        .into(),
-                );
-            }
-            (None, None) => {
-                return Err("an interaction needs a `request` or a `notification`".into());
-            }
+            (Some(_), Some(_)) => return Err(ShapeError::TwoClientMessages),
+            (None, None) => return Err(ShapeError::NoClientMessage),
             (Some(request), None) => {
                 client_message("request", &request, true)?;
                 ClientMessage::Request(request)
@@ -539,26 +579,26 @@ impl TryFrom<InteractionFields> for Interaction {
 /// Checks what replay needs of a client message: an object with a
 /// `method`, and an `id` exactly when it is a request.
 /// Read without a tree: most client messages are never read again.
-fn client_message(field: &str, message: &RawMessage, request: bool) -> Result<(), String> {
+fn client_message(
+    field: &'static str,
+    message: &RawMessage,
+    request: bool,
+) -> Result<(), ShapeError> {
     if !message.is_object() {
-        return Err(format!(
-            "`{field}` must be a JSON-RPC message (an object), found {}",
-            message.with(crate::json::kind_of)
-        ));
+        return Err(ShapeError::NotAnObject {
+            field,
+            found: message.with(crate::json::kind_of),
+        });
     }
     // The types of `method` and `id` are `check`'s to report (MC102,
     // MC103); what is decided here is what kind of message it is.
     if !message.has_member("method") {
-        return Err(format!("`{field}` has no `method`"));
+        return Err(ShapeError::NoMethod { field });
     }
     match (request, message.has_member("id")) {
         (true, true) | (false, false) => Ok(()),
-        (true, false) => Err(format!(
-            "`{field}` has no `id`; a message without one is a `notification`"
-        )),
-        (false, true) => Err(format!(
-            "`{field}` has an `id`; a message with one is a `request`"
-        )),
+        (true, false) => Err(ShapeError::NoId { field }),
+        (false, true) => Err(ShapeError::UnexpectedId { field }),
     }
 }
 
@@ -574,23 +614,20 @@ struct EventFields {
 }
 
 impl TryFrom<EventFields> for Event {
-    type Error = String;
+    type Error = ShapeError;
 
-    fn try_from(fields: EventFields) -> Result<Self, String> {
+    fn try_from(fields: EventFields) -> Result<Self, ShapeError> {
         match (fields.notification, fields.server_request) {
-            (Some(_), Some(_)) => {
-                Err("an event is a `notification` or a `server_request`, not both".into())
+            (Some(_), Some(_)) => Err(ShapeError::TwoEventMessages),
+            (Some(_), None) if fields.client_response.is_some() => {
+                Err(ShapeError::AnsweredNotification)
             }
-            (Some(_), None) if fields.client_response.is_some() => Err(
-                "`client_response` answers a `server_request`; this event is a `notification`"
-                    .into(),
-            ),
             (Some(notification), None) => Ok(Event::Notification { notification }),
             (None, Some(server_request)) => Ok(Event::ServerRequest {
                 server_request,
                 client_response: fields.client_response,
             }),
-            (None, None) => Err("an event needs a `notification` or a `server_request`".into()),
+            (None, None) => Err(ShapeError::NoEventMessage),
         }
     }
 }

@@ -9,7 +9,7 @@ use super::rules::{RuleOverrides, Rules, RulesError};
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     /// The rules file cannot be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
@@ -17,7 +17,7 @@ pub enum ResolveError {
         source: std::io::Error,
     },
     /// The rules file is not rules.
-    #[error("{}: not valid rules: {source}", path.display())]
+    #[error("{}: not valid rules", path.display())]
     Parse {
         /// The file.
         path: PathBuf,
@@ -25,7 +25,7 @@ pub enum ResolveError {
         source: serde_json::Error,
     },
     /// The rules, with the overrides, do not hold together.
-    #[error("{}invalid rules: {source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    #[error("{}invalid rules", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Invalid {
         /// The rules file, when they came from one.
         path: Option<PathBuf>,
@@ -88,8 +88,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.json");
         let error = Rules::resolve(&Rules::default(), Some(&missing), &RuleOverrides::default())
-            .unwrap_err()
-            .to_string();
+            .unwrap_err();
+        let error = crate::error_chain::chain(&error);
         assert!(
             error.starts_with("cannot read ") && error.contains("missing.json"),
             "{error}"
@@ -97,16 +97,16 @@ mod tests {
 
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, r#"{"strategy": 3}"#).unwrap();
-        let error = Rules::resolve(&Rules::default(), Some(&bad), &RuleOverrides::default())
-            .unwrap_err()
-            .to_string();
+        let error =
+            Rules::resolve(&Rules::default(), Some(&bad), &RuleOverrides::default()).unwrap_err();
+        let error = crate::error_chain::chain(&error);
         assert!(error.contains("bad.json: not valid rules: "), "{error}");
 
         let invalid = dir.path().join("invalid.json");
         std::fs::write(&invalid, r#"{"cases": [{"method": "ping"}]}"#).unwrap();
         let error = Rules::resolve(&Rules::default(), Some(&invalid), &RuleOverrides::default())
-            .unwrap_err()
-            .to_string();
+            .unwrap_err();
+        let error = crate::error_chain::chain(&error);
         assert!(
             error.contains("invalid.json: invalid rules: /cases/0: "),
             "{error}"

@@ -291,7 +291,7 @@ impl RulesError {
             RulesError::CaseError { .. } => {
                 "needs an integer `code` and a string `message`".to_owned()
             }
-            RulesError::Redaction(e) => e.to_string(),
+            RulesError::Redaction(e) => crate::error_chain::chain(e),
             RulesError::Faults(e) => e.message.clone(),
         }
     }
@@ -322,7 +322,7 @@ pub enum KeyRuleError {
     #[error("{0}: expected METHOD=SELECTOR[,SELECTOR...]")]
     Shape(String),
     /// A selector is not valid.
-    #[error("{rule}: {source}")]
+    #[error("{rule}")]
     Selector {
         /// The rule as written.
         rule: String,

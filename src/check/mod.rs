@@ -49,7 +49,7 @@ impl Default for CheckConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// It could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         /// The file.
         path: PathBuf,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use mcpcassette::cassette;
 use mcpcassette::check::{self, CheckConfig, FileReport, Severity};
+use mcpcassette::cli_support::chain;
 use mcpcassette::schema::OfficialSchema;
 
 use super::args::CheckArgs;
@@ -29,7 +30,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for path in &args.files {
         match check::check_file(path, &config) {
             Ok(report) => reports.push(report),
-            Err(error) => unreadable.push(super::logging::mask(&error.to_string())),
+            Err(error) => unreadable.push(super::logging::mask(&chain(&error))),
         }
     }
     let dry_runs = match &args.faults {

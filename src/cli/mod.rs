@@ -64,24 +64,10 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The error and its causes, `outer: cause: root`, each said once: many
-/// error types (ours, and `io::Error` wrappers elsewhere) already say
-/// their source's message in their own, which anyhow's `{:#}` would
-/// repeat ("No such file or directory (os error 2): No such file or
-/// directory (os error 2)").
+/// The error and its causes, `outer: cause: root`: no error's message
+/// repeats its source, which the chain says after it.
 fn describe(error: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in error.chain() {
-        let part = cause.to_string();
-        if text.contains(&part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&part);
-    }
-    text
+    mcpcassette::cli_support::chain(error.as_ref())
 }
 
 /// A redactor over this process's environment with `rules` and `env`
@@ -152,12 +138,6 @@ mod tests {
     use super::describe;
 
     #[derive(Debug, thiserror::Error)]
-    #[error("cannot read x.json: {source}")]
-    struct Repeats {
-        source: std::io::Error,
-    }
-
-    #[derive(Debug, thiserror::Error)]
     #[error("cannot read y.json")]
     struct Defers {
         source: std::io::Error,
@@ -168,11 +148,11 @@ mod tests {
     }
 
     #[test]
-    fn each_cause_is_said_once() {
-        let repeats = anyhow::Error::new(Repeats { source: missing() }).context("recording failed");
+    fn each_cause_follows_its_error() {
+        let wrapped = anyhow::Error::new(Defers { source: missing() }).context("recording failed");
         assert_eq!(
-            describe(&repeats),
-            format!("recording failed: cannot read x.json: {}", missing())
+            describe(&wrapped),
+            format!("recording failed: cannot read y.json: {}", missing())
         );
         let defers = anyhow::Error::new(Defers { source: missing() });
         assert_eq!(

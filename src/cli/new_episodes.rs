@@ -187,6 +187,7 @@ fn conclude(
 ) -> anyhow::Result<ExitCode> {
     let code = replay::finish(engine, summary, matching, None)?;
     if let Some((failed, reason)) = failures {
+        let reason = mcpcassette::cli_support::chain(&reason);
         tracing::error!(
             "{failed} request(s) could not be forwarded to the server for new episodes: {reason}"
         );

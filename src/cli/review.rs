@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use console::{Key, Term, style};
+use mcpcassette::cli_support::chain;
 use mcpcassette::verify::compare_interaction;
 use mcpcassette::verify::pending::{self, Change, Pending};
 use mcpcassette::verify::render::{self, RenderOptions};
@@ -90,7 +91,7 @@ fn decide_all(args: PendingArgs, accept: bool) -> anyhow::Result<ExitCode> {
             Ok(line) => writeln!(stdout, "{line}")?,
             Err(error) => {
                 failed = true;
-                eprintln!("error: {}", super::logging::mask(&error.to_string()));
+                eprintln!("error: {}", super::logging::mask(&chain(&error)));
             }
         }
     }
@@ -256,7 +257,7 @@ impl Session {
                 self.term.write_line(&format!(
                     "{} {}",
                     style("error:").red().bold(),
-                    super::logging::mask(&error.to_string())
+                    super::logging::mask(&chain(&error))
                 ))?;
             }
         }

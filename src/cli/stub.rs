@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
+use mcpcassette::cli_support::chain;
 use mcpcassette::client::{HttpLive, Live, LiveError, StdioLive};
 use mcpcassette::stub::{self, StubConfig};
 use mcpcassette::{fixture, redact};
@@ -19,7 +20,7 @@ pub fn run(args: StubArgs) -> anyhow::Result<ExitCode> {
         (Some(url), _) => {
             let shown = redact::mask_command(std::slice::from_ref(url)).join(" ");
             let live = HttpLive::connect(url, era)
-                .map_err(|e| anyhow!("{}", e.to_string().replace(url.as_str(), &shown)))?;
+                .map_err(|e| anyhow!("{}", chain(&e).replace(url.as_str(), &shown)))?;
             (Box::new(live), shown)
         }
         (None, false) => {

@@ -10,7 +10,7 @@ pub enum LiveError {
     #[error("no server command given: put it after `--`")]
     NoCommand,
     /// The server could not be started.
-    #[error("cannot start server `{program}`: {source}")]
+    #[error("cannot start server `{program}`")]
     Spawn {
         /// The program that failed to start.
         program: String,
@@ -18,10 +18,10 @@ pub enum LiveError {
         source: std::io::Error,
     },
     /// The server process could not be waited for or killed.
-    #[error("lost track of the server process: {0}")]
+    #[error("lost track of the server process")]
     Wait(#[source] std::io::Error),
     /// A message could not be written to the server's stdin.
-    #[error("cannot write to the server: {0}")]
+    #[error("cannot write to the server")]
     Write(#[source] std::io::Error),
     /// The server's stdin was closed already.
     #[error("stdin is closed")]
@@ -41,7 +41,7 @@ pub enum LiveError {
     TlsUnsupported,
     /// TLS could not be configured (the `tls` feature).
     #[cfg(feature = "tls")]
-    #[error("cannot set up TLS for the upstream: {0}")]
+    #[error("cannot set up TLS for the upstream")]
     TlsConfig(#[source] rustls::Error),
     /// No root certificate to trust (the `tls` feature).
     #[cfg(feature = "tls")]
@@ -54,7 +54,7 @@ pub enum LiveError {
     },
     /// The file of extra trusted roots is unusable (the `tls` feature).
     #[cfg(feature = "tls")]
-    #[error("cannot set up TLS for the upstream: {var}={}: {source}", path.display())]
+    #[error("cannot set up TLS for the upstream: {var}={}", path.display())]
     CaFile {
         /// The variable that names it.
         var: &'static str,
@@ -64,7 +64,7 @@ pub enum LiveError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The HTTP client's runtime could not be started.
-    #[error("cannot start the HTTP client: {0}")]
+    #[error("cannot start the HTTP client")]
     Runtime(#[source] std::io::Error),
     /// The HTTP session was closed already.
     #[error("the HTTP session is closed")]
@@ -73,7 +73,7 @@ pub enum LiveError {
     #[error("the HTTP client has stopped")]
     ClientStopped,
     /// An HTTP request could not be sent or got no answer.
-    #[error("{label}: {}", crate::wire::situation::error_chain(source))]
+    #[error("{label}")]
     Request {
         /// What was sent (`POST tools/call`).
         label: String,
@@ -81,7 +81,7 @@ pub enum LiveError {
         source: hyper_util::client::legacy::Error,
     },
     /// An answer's body could not be read.
-    #[error("{label}: {}", unreadable(*.status, source))]
+    #[error("{label}: {}", unreadable(*.status))]
     Body {
         /// What was sent.
         label: String,
@@ -114,11 +114,11 @@ pub enum LiveError {
     },
 }
 
-/// How an unreadable body is described: after an HTTP error, the status
-/// comes first.
-fn unreadable(status: Option<StatusCode>, source: &hyper::Error) -> String {
+/// How an unreadable body is described (its cause follows in the chain):
+/// after an HTTP error, the status comes first.
+fn unreadable(status: Option<StatusCode>) -> String {
     match status {
-        Some(status) => format!("HTTP {status} (the body could not be read: {source})"),
-        None => format!("the answer could not be read: {source}"),
+        Some(status) => format!("HTTP {status}, and the body could not be read"),
+        None => "the answer could not be read".to_owned(),
     }
 }

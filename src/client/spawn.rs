@@ -51,7 +51,7 @@ mod tests {
     #[test]
     fn a_missing_program_is_named_with_the_os_reason() {
         let error = spawn(&["/nonexistent/mcpcassette-server".into()], None).unwrap_err();
-        let text = error.to_string();
+        let text = crate::error_chain::chain(&error);
         assert!(
             text.starts_with("cannot start server `/nonexistent/mcpcassette-server`: "),
             "{text}"

@@ -187,7 +187,10 @@ impl Observer for Inspector {
         let mut state = self.lock();
         match state.redactor.with_secrets(secrets) {
             Ok(redactor) => state.redactor = redactor,
-            Err(e) => tracing::warn!("cannot mask a client's credentials: {e}"),
+            Err(e) => tracing::warn!(
+                "cannot mask a client's credentials: {}",
+                crate::error_chain::chain(&e)
+            ),
         }
     }
 }

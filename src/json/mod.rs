@@ -49,7 +49,7 @@ pub(crate) const FILE_WRAPPING: usize = 5;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ParseError {
     /// It nests deeper than its limit.
-    #[error("{0}")]
+    #[error(transparent)]
     TooDeep(TooDeep),
     /// It is not valid JSON, or not the expected shape.
     #[error("{}", plain_error(.0))]

@@ -20,7 +20,7 @@ pub(crate) const MODE_VAR: &str = "MCPCASSETTE_MODE";
 #[derive(Debug, thiserror::Error)]
 pub enum ModeError {
     /// The project file exists but cannot be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     ReadProject {
         /// The file.
         path: PathBuf,

@@ -10,11 +10,11 @@ pub enum RecordError {
     #[error(transparent)]
     Live(#[from] crate::client::LiveError),
     /// Waiting for the server failed.
-    #[error("lost track of the server process: {0}")]
-    Wait(std::io::Error),
+    #[error("lost track of the server process")]
+    Wait(#[source] std::io::Error),
     /// Signal handling could not be set up.
-    #[error("cannot set up signal forwarding: {0}")]
-    Signals(nix::Error),
+    #[error("cannot set up signal forwarding")]
+    Signals(#[source] nix::Error),
     /// A tape was finished twice (a bug in the recorder).
     #[error("the recording was already finished")]
     TapeFinished,
@@ -27,7 +27,7 @@ pub enum RecordError {
         reason: String,
     },
     /// The HTTP recorder could not listen where it was told to.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address asked for.
         addr: std::net::SocketAddr,

@@ -69,6 +69,7 @@ impl Tape {
             && let Err(e) = journal.append_entries(&self.entries)
         {
             // Forwarding must go on; the cassette is still written at the end.
+            let e = crate::error_chain::chain(&e);
             tracing::warn!("{e}; the recording is no longer crash-safe");
             self.journal_failed = true;
         }

@@ -184,10 +184,10 @@ pub enum RedactError {
     RuleTarget(&'static str),
     /// The needles' anchors do not fit in an automaton (far beyond any real
     /// environment).
-    #[error("cannot build the secret matcher: {0}")]
+    #[error("cannot build the secret matcher")]
     Matcher(#[from] aho_corasick::BuildError),
     /// The regex rules together are too big to pre-scan with.
-    #[error("cannot combine the redaction regexes: {0}")]
+    #[error("cannot combine the redaction regexes")]
     RegexSet(#[from] regex::Error),
 }
 

@@ -320,6 +320,7 @@ impl Engine {
             .take()
             .unwrap_or_else(|| cassette.rules.clone());
         let redactor = Redactor::new(&rules.redaction()).unwrap_or_else(|e| {
+            let e = crate::error_chain::chain(&e);
             tracing::warn!("{e}; masking token shapes only");
             Redactor::defaults()
         });

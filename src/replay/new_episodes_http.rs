@@ -167,7 +167,8 @@ impl Inner {
                 Ok(opened) => *live = Some(opened),
                 Err(reason) => {
                     lock(&self.state).failure.get_or_insert(reason.clone());
-                    tracing::warn!("the server for new episodes failed: {reason}");
+                    let shown = crate::error_chain::chain(&reason);
+                    tracing::warn!("the server for new episodes failed: {shown}");
                     return self.fail(&sink, live_id, reason);
                 }
             }
@@ -187,6 +188,7 @@ impl Inner {
         loop {
             while let Ok(answer) = answered.try_recv() {
                 if let Err(e) = live.send(&answer) {
+                    let e = crate::error_chain::chain(&e);
                     tracing::warn!("passing the client's answer on failed: {e}");
                 }
             }

@@ -446,7 +446,8 @@ impl Inner {
     async fn start_server(self: &Arc<Self>, first: &Value) -> Started {
         let outcome = self.spawn_and_initialise(first).await;
         if let Err(reason) = &outcome {
-            tracing::warn!("the server for new episodes failed: {reason}");
+            let shown = crate::error_chain::chain(reason);
+            tracing::warn!("the server for new episodes failed: {shown}");
             self.state().failure.get_or_insert_with(|| reason.clone());
         }
         outcome
@@ -602,7 +603,8 @@ impl Inner {
         let mut flights: Vec<InFlight> = state.in_flight.drain().map(|(_, f)| f).collect();
         flights.sort_by_key(|f| f.seq);
         for flight in flights {
-            tracing::warn!(id = %flight.live_key, "answering a forwarded request with an error: {reason}");
+            let shown = crate::error_chain::chain(&reason);
+            tracing::warn!(id = %flight.live_key, "answering a forwarded request with an error: {shown}");
             self.respond_failure(&flight.sink, flight.live_id, &reason);
         }
     }
@@ -827,6 +829,7 @@ async fn read_lines(inner: Weak<Inner>, stdout: ChildStdout) {
 /// Answers the request `id` with [`UPSTREAM_FAILED`], saying why the live
 /// server (of either transport) could not answer it.
 pub(super) fn answer_upstream_failed(sink: &Sink, id: Value, reason: &UpstreamFailure) {
+    let reason = crate::error_chain::chain(reason);
     let message = format!("mcpcassette: the server for new episodes failed: {reason}");
     let error = jsonrpc::error_response(id, UPSTREAM_FAILED, &message, None);
     let _ = sink.responses.send(encode(&error));

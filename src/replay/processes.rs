@@ -170,6 +170,7 @@ impl ProcessReplay {
             Some((scope, ordinal)) => match scope.claimed_by_others(*ordinal) {
                 Ok(claimed) => claimed.into_iter().collect(),
                 Err(e) => {
+                    let e = crate::error_chain::chain(&e);
                     tracing::warn!("{e}; replaying as if no other process had claimed any");
                     BTreeSet::new()
                 }
@@ -191,6 +192,7 @@ impl ProcessReplay {
             Ok(ours) => ours,
             Err(e) => {
                 let process = self.recorded[at].process;
+                let e = crate::error_chain::chain(&e);
                 tracing::warn!("{e}; playing recorded process {process} unclaimed");
                 true
             }

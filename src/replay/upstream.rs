@@ -49,8 +49,8 @@ pub trait Upstream: Send + Sync + 'static {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum UpstreamFailure {
     /// It could not be started or reached, or talking to it failed.
-    #[error("{0}")]
-    Live(#[source] Arc<LiveError>),
+    #[error(transparent)]
+    Live(Arc<LiveError>),
     /// It went away before answering `initialize`.
     #[error("it stopped during the handshake")]
     StoppedInHandshake,
@@ -67,7 +67,7 @@ pub enum UpstreamFailure {
     #[error("the server exited ({0})")]
     Exited(std::process::ExitStatus),
     /// It closed its stdout and cannot be waited for.
-    #[error("the server closed its stdout and cannot be waited for: {0}")]
+    #[error("the server closed its stdout and cannot be waited for")]
     Unwaitable(#[source] Arc<std::io::Error>),
     /// It closed its stdout (and is still running).
     #[error("the server closed its stdout")]

@@ -35,7 +35,7 @@ pub struct OfficialSchema {
 #[derive(Debug, thiserror::Error)]
 pub enum OfficialSchemaError {
     /// The file cannot be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Read {
         /// The schema file.
         path: PathBuf,
@@ -44,7 +44,7 @@ pub enum OfficialSchemaError {
         source: std::io::Error,
     },
     /// The file is not JSON.
-    #[error("{} is not JSON: {source}", path.display())]
+    #[error("{} is not JSON", path.display())]
     Parse {
         /// The schema file.
         path: PathBuf,
@@ -308,7 +308,7 @@ impl OfficialSchema {
                 vec![Violation::new(
                     ViolationKind::OfficialSchema,
                     base,
-                    error.to_string(),
+                    crate::error_chain::chain(&error),
                 )]
             })
     }

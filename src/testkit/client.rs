@@ -17,8 +17,8 @@ use crate::protocol::{self, Era};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClientError {
     /// The server answered with a JSON-RPC error.
-    #[error("JSON-RPC error {0}")]
-    Rpc(RpcError),
+    #[error("JSON-RPC error")]
+    Rpc(#[source] RpcError),
     /// The connection closed before the answer came.
     #[error("the connection closed before `{0}` was answered")]
     Closed(String),

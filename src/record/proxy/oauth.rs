@@ -406,7 +406,7 @@ impl StandIn {
                 StatusCode::BAD_GATEWAY,
                 &format!(
                     "cannot reach the authorization server: {}",
-                    crate::wire::situation::error_chain(&e)
+                    crate::error_chain::chain(&e)
                 ),
             )
         })?;
@@ -686,7 +686,7 @@ async fn fetch_json(client: &HttpClient, url: &str) -> Result<(StatusCode, Value
     let response = client
         .request(request)
         .await
-        .map_err(|e| unreachable(crate::wire::situation::error_chain(&e)))?;
+        .map_err(|e| unreachable(crate::error_chain::chain(&e)))?;
     let status = response.status();
     let body = response
         .into_body()

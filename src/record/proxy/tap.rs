@@ -159,7 +159,10 @@ impl Tap {
         };
         match recording.redactor.with_secrets(new) {
             Ok(redactor) => recording.redactor = redactor,
-            Err(e) => tracing::warn!("cannot mask a client's credentials: {e}"),
+            Err(e) => tracing::warn!(
+                "cannot mask a client's credentials: {}",
+                crate::error_chain::chain(&e)
+            ),
         }
     }
 
@@ -518,6 +521,7 @@ impl Recording {
         match Journal::create(&self.path, &self.recorded_at, &self.transport, &self.rules) {
             Ok(journal) => self.journal = Some(journal),
             Err(e) => {
+                let e = crate::error_chain::chain(&e);
                 tracing::warn!("{e}; the recording is no longer crash-safe");
                 self.journal = None;
             }
@@ -534,6 +538,7 @@ fn journal_with(
     if let Some(open) = journal
         && let Err(e) = write(open)
     {
+        let e = crate::error_chain::chain(&e);
         tracing::warn!("{e}; the recording is no longer crash-safe");
         *journal = None;
     }

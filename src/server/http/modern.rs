@@ -35,7 +35,12 @@ pub(super) fn check_params(
     }
     params.check(headers, message).map_err(|reason| {
         let id = jsonrpc::id(message).cloned().unwrap_or(Value::Null);
-        reply::error_with_id(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, &reason)
+        reply::error_with_id(
+            StatusCode::BAD_REQUEST,
+            id,
+            HEADER_MISMATCH,
+            &reason.to_string(),
+        )
     })
 }
 
@@ -50,7 +55,7 @@ pub(super) fn check_headers(headers: &HeaderMap, message: &Value) -> Result<(), 
                 StatusCode::BAD_REQUEST,
                 id,
                 HEADER_MISMATCH,
-                &reason,
+                &reason.to_string(),
             ))
         }
     }
