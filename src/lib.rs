@@ -77,11 +77,15 @@ pub use replay::{Engine, ReplayConfig, Summary};
 pub use testkit::{TestClient, TestKit};
 
 /// What the `mcpcassette` binary needs beyond the public API: the live
-/// traffic inspector, where record modes come from, this process's stdio.
+/// traffic inspector, where record modes come from and what `run` does
+/// with them, this process's stdio.
 /// Not for other users; it may change at any time.
 #[doc(hidden)]
 pub mod cli_support {
     pub use crate::inspect::{Inspector, Output};
-    pub use crate::mode::{Project, Sources, ancestors, process_env};
+    pub use crate::mode::{
+        Action, Decision, MatchOptions, Project, Refusal, RunPlan, RunRequest, ancestors,
+        find_project, process_env,
+    };
     pub use crate::transport::stdio::process_stdio;
 }
