@@ -78,7 +78,7 @@ pub use testkit::{TestClient, TestKit};
 
 /// What the `mcpcassette` binary needs beyond the public API: the live
 /// traffic inspector, where record modes come from and what `run` does
-/// with them, this process's stdio.
+/// with them, how new episodes join a cassette, this process's stdio.
 /// Not for other users; it may change at any time.
 #[doc(hidden)]
 pub mod cli_support {
@@ -87,5 +87,6 @@ pub mod cli_support {
         Action, Decision, MatchOptions, Project, Refusal, RunPlan, RunRequest, ancestors,
         find_project, process_env,
     };
+    pub use crate::replay::new_episodes_append::{append_new_episodes, recorded_place};
     pub use crate::transport::stdio::process_stdio;
 }

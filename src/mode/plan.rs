@@ -18,8 +18,9 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
-use super::project::ReplayDefaults;
-use super::{Ancestor, Mode, ModeError, Project, Sources};
+use super::ancestors::Ancestor;
+use super::project::{Project, ReplayDefaults};
+use super::{Mode, ModeError, Sources};
 use crate::cassette::{Member, OnExhausted, ScopeAction, Strategy};
 use crate::json::Selector;
 
@@ -365,7 +366,6 @@ pub fn find_project(cwd: &Path, cassette: &Path) -> Result<Option<Project>, Mode
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mode::ancestors::Ancestor;
     use crate::mode::tests::env;
 
     /// What `run` does, as a row says it.
