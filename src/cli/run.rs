@@ -1,5 +1,7 @@
 //! `mcpcassette run`: one entry point that records or replays as the mode
-//! says, VCR-style, over stdio or Streamable HTTP.
+//! says, VCR-style, over stdio or Streamable HTTP. What it does is the
+//! library's `RunPlan`'s decision (src/mode/plan.rs); this file gathers
+//! the facts the plan needs and executes what it decides.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mcpcassette::cassette::{Scope, journals};
 use mcpcassette::cli_support::{
-    Action, Project, RunPlan, RunRequest, ancestors, find_project, process_env,
+    Action, MatchOptions, Project, RunPlan, RunRequest, ancestors, find_project, process_env,
 };
 use mcpcassette::record::ScopedRecording;
 
@@ -61,7 +63,7 @@ fn request(args: &RunArgs) -> RunRequest {
         has_command: !args.command.is_empty(),
         faults: args.matching.faults.clone(),
         report: args.matching.report.clone(),
-        matching: mcpcassette::cli_support::MatchOptions {
+        matching: MatchOptions {
             strategy: args.matching.strategy,
             on_exhausted: args.matching.on_exhausted,
             ignore: args.matching.ignore.clone(),
@@ -102,7 +104,7 @@ fn execute(
         None => None,
     };
     let decision = plan.decide(mode, &why, exists, member.as_ref());
-    let says = decision.says;
+    let (why, says) = (&decision.why, decision.says);
     match decision.ordinal {
         Some(ordinal) => tracing::info!(
             "mode {mode} ({why}): {says}; cassette {}, server process {ordinal} of the test",

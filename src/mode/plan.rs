@@ -1,8 +1,9 @@
 //! What `mcpcassette run` does, decided from plain inputs: its command line
 //! as given ([`RunRequest`]), the project file, the environment, whether
-//! the cassette is there, and what a test's scope decided. Nothing here
-//! reads the disk or the environment, and nothing given is changed: the
-//! binary gathers the facts, asks, and does what the answer says.
+//! the cassette is there, and what a test's scope decided. Apart from
+//! [`find_project`], nothing here reads the disk or the environment, and
+//! nothing given is changed: the binary gathers the facts, asks, and does
+//! what the answer says.
 //!
 //! It is decided in two steps, because the second needs what the first
 //! resolved:
