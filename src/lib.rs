@@ -120,13 +120,18 @@ pub use testkit::{TestClient, TestKit};
 pub use verify::{DriftError, UpdateMode, Verification, VerifyConfig, verify};
 
 /// What the `mcpcassette` binary needs beyond the public API: the live
-/// traffic inspector, where record modes come from, this process's stdio.
+/// traffic inspector, where record modes come from and what `run` does
+/// with them, how new episodes join a cassette, this process's stdio.
 /// Not for other users; it may change at any time.
 #[doc(hidden)]
 pub mod cli_support {
     pub use crate::error_chain::chain;
     pub use crate::inspect::{Inspector, Output};
-    pub use crate::mode::{Project, Sources, ancestors, process_env};
+    pub use crate::mode::{
+        Action, Decision, MatchOptions, Project, Refusal, RunPlan, RunRequest, ancestors,
+        find_project, process_env,
+    };
+    pub use crate::replay::new_episodes_append::{append_new_episodes, recorded_place};
     pub use crate::wire::stdio::process_stdio;
 }
 

@@ -5,6 +5,7 @@ mod builder;
 mod error;
 mod faults;
 mod format;
+mod mask;
 mod merge;
 mod presize;
 mod resolve;
@@ -31,6 +32,7 @@ pub use format::{
     EventRef, HttpEndpointBehaviour, HttpExchange, HttpSituation, RecordedAuth, SessionState,
     SseFrame, StepUp, StreamedEvent,
 };
+pub(crate) use mask::{mask_event, mask_interaction};
 pub use resolve::ResolveError;
 pub use rules::{
     Auth, KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
@@ -43,6 +45,7 @@ pub use store::{
     Journal, Recovery, SkipReason, SkippedLine, journal_owner, journal_path, journals, load, parse,
     parse_bytes, process_journal_path, recover, recover_idle,
 };
+pub(crate) use workdir::recorded_place;
 pub use workdir::{
     command_in, is_relative, mask_transport, recorded_cwd, resolve_cwd, stdio_transport,
 };

@@ -65,6 +65,20 @@ pub fn resolve_cwd(recorded: &str, cassette: &Path, cwd: &Path) -> PathBuf {
     normalize(&dir.join(recorded))
 }
 
+/// Where the stdio server of the cassette at `cassette` was recorded (its
+/// stored working directory `recorded`), seen from `cwd`, when that
+/// directory exists here: the directory, and `command` made to run from
+/// it ([`command_in`]).
+pub(crate) fn recorded_place(
+    command: &[String],
+    recorded: Option<&str>,
+    cassette: &Path,
+    cwd: &Path,
+) -> Option<(Vec<String>, PathBuf)> {
+    let dir = resolve_cwd(recorded?, cassette, cwd);
+    dir.is_dir().then(|| (command_in(command, &dir), dir))
+}
+
 /// `command` made to run from `dir`: a relative program path with a
 /// directory in it (`venv/bin/python`, `./server`) is taken from `dir`;
 /// bare names are still looked up in PATH. The rest of the arguments are

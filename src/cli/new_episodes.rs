@@ -9,12 +9,11 @@ use anyhow::Context;
 use mcpcassette::Rules;
 use mcpcassette::cassette;
 use mcpcassette::cassette::Cassette;
-use mcpcassette::cli_support::process_stdio;
+use mcpcassette::cli_support::{append_new_episodes, process_stdio, recorded_place};
 use mcpcassette::replay::CrossEra;
 use mcpcassette::replay::HttpReplayConfig;
 use mcpcassette::replay::{
-    Engine, Episodes, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream,
-    serve_with, session_traffic_place,
+    Engine, HttpEpisodes, NewEpisodes, Pace, ReplayConfig, StdioConfig, Upstream, serve_with,
 };
 
 use super::args::MatchArgs;
@@ -48,16 +47,17 @@ pub fn run(
         let episodes = upstream.finish().await.context("stopping the server")?;
         anyhow::Ok((summary, episodes))
     })?;
+    let redactor = engine.redactor();
     match scope {
         Some(scope) => scope.locked(|| {
             // Another process of the test may have appended meanwhile.
             let now = cassette::load(path)?;
-            append(&engine, &now, path, upstream.session_traffic(), episodes)
+            append_new_episodes(&now, path, redactor, upstream.session_traffic(), episodes)
         })??,
-        None => append(
-            &engine,
+        None => append_new_episodes(
             engine.cassette(),
             path,
+            redactor,
             upstream.session_traffic(),
             episodes,
         )?,
@@ -88,10 +88,10 @@ pub fn run_http(
         ..HttpReplayConfig::new(listen)
     };
     let summary = replay::serve_http_engine(&engine, http_config)?;
-    append(
-        &engine,
+    append_new_episodes(
         engine.cassette(),
         path,
+        engine.redactor(),
         Vec::new(),
         upstream.finish(),
     )?;
@@ -122,61 +122,6 @@ fn engine(
     engine
 }
 
-/// Appends what the server answered to the cassette, masked as the
-/// cassette's own recording was: the session traffic it lacked after the
-/// handshake (as `record` files it), the new interactions at the end. The
-/// cassette is written one interaction at a time, as the episodes are read
-/// from where the run kept them.
-fn append(
-    engine: &Engine,
-    recorded: &Cassette,
-    path: &Path,
-    mut session: Vec<cassette::Event>,
-    episodes: Episodes,
-) -> anyhow::Result<()> {
-    let mut episodes = episodes.peekable();
-    if episodes.peek().is_none() && session.is_empty() {
-        return Ok(());
-    }
-    let redactor = engine.redactor();
-    for event in &mut session {
-        for message in event_messages(event) {
-            message.modify(|message| redactor.redact_message(message));
-        }
-    }
-    let mut header = recorded.header();
-    let after = session_traffic_place(recorded);
-    if after.is_none() {
-        header.opening.append(&mut session);
-    }
-    let kept = recorded
-        .interactions
-        .iter()
-        .enumerate()
-        .map(|(n, interaction)| {
-            let mut interaction = interaction.clone();
-            if Some(n) == after {
-                interaction.after.append(&mut session);
-            }
-            Ok(interaction)
-        });
-    let mut appended = 0;
-    let new = episodes.map(|read| {
-        let mut interaction = read?;
-        for message in interaction.messages_mut() {
-            message.modify(|message| redactor.redact_message(message));
-        }
-        appended += 1;
-        Ok(interaction)
-    });
-    cassette::save_streamed(path, &header, kept.chain(new))?;
-    tracing::info!(
-        "appended {appended} new interaction(s) to {}",
-        path.display()
-    );
-    Ok(())
-}
-
 /// The exit code: replay's, unless requests could not be forwarded (the
 /// client got an error for each; the run did not do its job).
 fn conclude(
@@ -194,51 +139,4 @@ fn conclude(
         return Ok(ExitCode::from(super::exit::ERROR));
     }
     Ok(code)
-}
-
-/// `command` as given, unless it is the cassette's own relative command
-/// and the cassette says it was recorded in another directory that exists
-/// here: then it runs from there, as `verify` does.
-fn recorded_place(
-    recorded: &cassette::Cassette,
-    path: &Path,
-    command: &[String],
-) -> (Vec<String>, Option<std::path::PathBuf>) {
-    let cassette::Transport::Stdio {
-        command: recorded_command,
-        cwd: Some(cwd),
-    } = &recorded.transport
-    else {
-        return (command.to_vec(), None);
-    };
-    let here = std::env::current_dir().unwrap_or_default();
-    let dir = cassette::resolve_cwd(cwd, path, &here);
-    // Masked as recording masked it: with the environment's secrets.
-    let masked = match mcpcassette::redact::Redactor::new(&recorded.rules.redaction()) {
-        Ok(redactor) => redactor.mask_command(command),
-        Err(_) => mcpcassette::redact::mask_command(command),
-    };
-    let same = masked == *recorded_command;
-    if same && cassette::is_relative(command) && dir != here && dir.is_dir() {
-        tracing::info!(
-            "running the recorded server command from {}, where it was recorded",
-            dir.display()
-        );
-        (cassette::command_in(command, &dir), Some(dir))
-    } else {
-        (command.to_vec(), None)
-    }
-}
-
-/// The messages of one server event: the server's, and the client's answer.
-fn event_messages(event: &mut cassette::Event) -> Vec<&mut mcpcassette::RawMessage> {
-    match event {
-        cassette::Event::Notification { notification } => vec![notification],
-        cassette::Event::ServerRequest {
-            server_request,
-            client_response,
-        } => std::iter::once(server_request)
-            .chain(client_response.as_mut())
-            .collect(),
-    }
 }

@@ -1,24 +1,23 @@
 //! `mcpcassette run`: one entry point that records or replays as the mode
-//! says, VCR-style, over stdio or Streamable HTTP.
+//! says, VCR-style, over stdio or Streamable HTTP. What it does is the
+//! library's `RunPlan`'s decision (src/mode/plan.rs); this file gathers
+//! the facts the plan needs and executes what it decides.
 
-use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use mcpcassette::Mode;
-use mcpcassette::cassette::{Member, Scope, ScopeAction};
-use mcpcassette::cli_support::{Project, Sources, ancestors, process_env};
+use anyhow::Context;
+use mcpcassette::cassette::{Scope, journals};
+use mcpcassette::cli_support::{
+    Action, MatchOptions, Project, RunPlan, RunRequest, ancestors, find_project, process_env,
+};
 use mcpcassette::record::ScopedRecording;
 
 use super::args::{MatchArgs, RunArgs};
 use super::{record, replay};
 
-/// Where the HTTP proxy or replay listens when `--listen` is not given.
-const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
-
 /// Resolves the mode, says it on stderr, and does it.
-pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let redactor = super::redactor(
         args.redaction.redact.clone(),
         args.redaction.redact_env.clone(),
@@ -27,32 +26,18 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     let project = find_project(&cwd, &args.cassette)?;
     if let Some(project) = &project {
         tracing::debug!("project file {}", project.path.display());
-        if let Some(dir) = project.cassette_dir()
-            && args.cassette.is_relative()
-        {
-            args.cassette = dir.join(&args.cassette);
-        }
-        apply_defaults(project, &mut args.matching);
     }
-    // A process of a scope reports where the scope's other processes do.
+    let plan = RunPlan::new(&request(&args), project.as_ref(), std::process::id());
     let scope = match &args.scope {
-        Some(dir) => Some(Scope::open(dir, &args.cassette)?),
+        Some(dir) => Some(Scope::open(dir, &plan.cassette)?),
         None => None,
     };
-    let Some(report) = args.matching.report.clone().or_else(|| {
-        let scope = scope.as_ref()?;
-        Some(
-            scope
-                .dir()
-                .join(format!("pid-{}.report.json", std::process::id())),
-        )
-    }) else {
-        return resolve_and_run(args, project, scope).map(|(code, _)| code);
+    let Some(report) = plan.report.clone() else {
+        return execute(&args, &plan, project, scope).map(|(code, _)| code);
     };
-    args.matching.report = Some(report.clone());
-    let (cassette, flag) = (args.cassette.clone(), args.mode.unwrap_or(Mode::Auto));
+    let (cassette, flag) = (plan.cassette.clone(), plan.asked());
     super::report::started(&report, &cassette, &flag.to_string(), &redactor)?;
-    match resolve_and_run(args, project, scope) {
+    match execute(&args, &plan, project, scope) {
         Ok((code, Done::Recorded { cassette, mode })) => {
             super::report::recorded(&report, cassette.as_deref(), &mode, &redactor)?;
             Ok(code)
@@ -67,6 +52,26 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// What the plan reads of the command line.
+fn request(args: &RunArgs) -> RunRequest {
+    RunRequest {
+        cassette: args.cassette.clone(),
+        mode: args.mode,
+        upstream: args.upstream.clone(),
+        listen: args.listen,
+        scope: args.scope.clone(),
+        has_command: !args.command.is_empty(),
+        faults: args.matching.faults.clone(),
+        report: args.matching.report.clone(),
+        matching: MatchOptions {
+            strategy: args.matching.strategy,
+            on_exhausted: args.matching.on_exhausted,
+            ignore: args.matching.ignore.clone(),
+            fail_on_unused: args.matching.fail_on_unused,
+        },
+    }
+}
+
 /// What a `run` did, for its report.
 enum Done {
     /// Replayed (the replay wrote the report).
@@ -78,185 +83,90 @@ enum Done {
     },
 }
 
-/// Resolves the mode, says it, and records or replays.
-fn resolve_and_run(
-    args: RunArgs,
+/// Resolves the mode, says it, and records or replays as the plan decides.
+fn execute(
+    args: &RunArgs,
+    plan: &RunPlan,
     project: Option<Project>,
     scope: Option<Scope>,
 ) -> anyhow::Result<(ExitCode, Done)> {
-    let flag = args.mode;
     // The ancestors are only read when the command line does not decide.
-    let ancestors = if flag.is_none() {
+    let ancestors = if plan.reads_ancestors() {
         ancestors::ancestors()
     } else {
         Vec::new()
     };
-    let (mode, why) = Sources {
-        flag,
-        env: &process_env,
-        project: project.as_ref(),
-        ancestors: &ancestors,
-    }
-    .resolve()?;
-    let path = &args.cassette;
-    let exists = path.exists() || !mcpcassette::cassette::journals(path).is_empty();
-    // The processes of a scope do what its first one decided: the second
-    // process of a recording test records, though the first one's
-    // cassette is there by then.
+    let (mode, why) = plan.mode(&process_env, project.as_ref(), &ancestors)?;
+    let path = &plan.cassette;
+    let exists = path.exists() || !journals(path).is_empty();
     let member = match &scope {
-        Some(scope) => Some(join(scope, mode, exists)?),
+        Some(scope) => Some(scope.join(|| RunPlan::scope_action(mode, exists))?),
         None => None,
     };
-    let exists = match &member {
-        Some(member) => member.action == ScopeAction::Replay,
-        None => exists,
-    };
-    let action = match mode {
-        _ if member.as_ref().is_some_and(|m| m.ordinal > 0) && !exists => {
-            "recording, as the test's first server process decided"
-        }
-        Mode::Once | Mode::NewEpisodes if !exists => "cassette missing: recording",
-        Mode::None if !exists => "cassette missing",
-        Mode::Once | Mode::None => "replaying",
-        Mode::NewEpisodes => "replaying, recording what is missing",
-        Mode::All => "recording afresh",
-        Mode::Passthrough => "forwarding without recording",
-        Mode::Auto => unreachable!("auto is resolved"),
-    };
-    match &member {
-        Some(member) => tracing::info!(
-            "mode {mode} ({why}): {action}; cassette {}, server process {} of the test",
+    let decision = plan.decide(mode, &why, exists, member.as_ref());
+    let (why, says) = (&decision.why, decision.says);
+    match decision.ordinal {
+        Some(ordinal) => tracing::info!(
+            "mode {mode} ({why}): {says}; cassette {}, server process {ordinal} of the test",
             path.display(),
-            member.ordinal
         ),
-        None => tracing::info!("mode {mode} ({why}): {action}; cassette {}", path.display()),
+        None => tracing::info!("mode {mode} ({why}): {says}; cassette {}", path.display()),
     }
-    let http = args.upstream.is_some() || args.listen.is_some();
-    let replays_only = mode == Mode::None || (mode == Mode::Once && exists);
-    if let Some(faults) = &args.matching.faults
-        && !replays_only
-    {
-        bail!(
-            "--faults {}: mode {mode} is {action}, and faults apply only when replaying (a fault must never reach a cassette): record the cassette without --faults first, then replay it with them",
-            faults.display()
-        );
-    }
-    if !replays_only && !http && args.command.is_empty() {
-        bail!(
-            "mode {mode} needs the server command after `--` (or --upstream URL for a Streamable HTTP server)"
-        );
-    }
-    if !replays_only && http && args.upstream.is_none() {
-        bail!("mode {mode} over HTTP needs the server's URL: pass --upstream URL");
-    }
-    let listen = args.listen.unwrap_or(DEFAULT_LISTEN);
-    let scoped = scope.clone().zip(member.clone());
-    let replaying = |path: &PathBuf| -> anyhow::Result<ExitCode> {
-        let cassette = replay::open(path)?;
-        let mode = mode.to_string();
-        if http {
-            replay::replay_http(
-                cassette,
-                path,
-                &mode,
-                &args.matching,
-                listen,
-                Default::default(),
-            )
-        } else {
-            let scoped = scoped
-                .clone()
-                .map(|(scope, member)| (scope, member.ordinal));
-            replay::replay(cassette, path, &mode, &args.matching, scoped)
-        }
+    // The matching options as resolved, reporting where the plan says.
+    let matching = MatchArgs {
+        strategy: plan.matching.strategy,
+        on_exhausted: plan.matching.on_exhausted,
+        ignore: plan.matching.ignore.clone(),
+        fail_on_unused: plan.matching.fail_on_unused,
+        report: plan.report.clone(),
+        ..args.matching.clone()
     };
-    let recording = |cassette: Option<PathBuf>| match &args.upstream {
-        Some(upstream) => record::record_http(
-            cassette,
-            upstream.clone(),
-            listen,
-            args.redaction.clone().resolve(),
-            Vec::new(),
-        ),
-        None => record::record(
-            cassette,
-            args.command.clone(),
-            args.redaction.clone().resolve(),
-            scoped
-                .clone()
-                .map(|(scope, member)| ScopedRecording { scope, member }),
-        ),
-    };
-    let records = match mode {
-        Mode::All | Mode::Passthrough => true,
-        Mode::Once | Mode::NewEpisodes => !exists,
-        Mode::None | Mode::Auto => false,
-    };
-    let code = match mode {
-        Mode::None if !exists => bail!(
-            "{}: no such cassette, and mode `none` never records ({why}); record it with --mode once or --mode all",
-            path.display()
-        ),
-        Mode::Once | Mode::None if exists => replaying(path),
-        Mode::NewEpisodes if exists && http => {
-            let upstream = args.upstream.as_deref().expect("checked above");
-            super::new_episodes::run_http(path, upstream, listen, &args.matching)
+    let scoped = scope.clone().zip(member);
+    let code = match &decision.action {
+        Action::Refuse(refusal) => return Err(refusal.clone().into()),
+        Action::Replay => {
+            let cassette = replay::open(path)?;
+            let mode = mode.to_string();
+            if plan.http {
+                replay::replay_http(
+                    cassette,
+                    path,
+                    &mode,
+                    &matching,
+                    plan.listen,
+                    Default::default(),
+                )
+            } else {
+                let scoped = scoped.map(|(scope, member)| (scope, member.ordinal));
+                replay::replay(cassette, path, &mode, &matching, scoped)
+            }
         }
-        Mode::NewEpisodes if exists => {
-            super::new_episodes::run(path, &args.command, &args.matching, scope.as_ref())
-        }
-        Mode::Once | Mode::NewEpisodes | Mode::All => recording(Some(path.clone())),
-        Mode::Passthrough => recording(None),
-        Mode::None | Mode::Auto => unreachable!("none without a cassette failed; auto is resolved"),
+        Action::AppendNewEpisodes => match &plan.upstream {
+            Some(upstream) => super::new_episodes::run_http(path, upstream, plan.listen, &matching),
+            None => super::new_episodes::run(path, &args.command, &matching, scope.as_ref()),
+        },
+        Action::Record { cassette } => match &plan.upstream {
+            Some(upstream) => record::record_http(
+                cassette.clone(),
+                upstream.clone(),
+                plan.listen,
+                args.redaction.clone().resolve(),
+                Vec::new(),
+            ),
+            None => record::record(
+                cassette.clone(),
+                args.command.clone(),
+                args.redaction.clone().resolve(),
+                scoped.map(|(scope, member)| ScopedRecording { scope, member }),
+            ),
+        },
     }?;
-    let done = if records {
-        Done::Recorded {
-            cassette: (mode != Mode::Passthrough).then(|| path.clone()),
+    let done = match decision.action {
+        Action::Record { cassette } => Done::Recorded {
+            cassette,
             mode: mode.to_string(),
-        }
-    } else {
-        Done::Replayed
+        },
+        _ => Done::Replayed,
     };
     Ok((code, done))
-}
-
-/// Joins `scope`: the first process decides, from `mode` and whether the
-/// cassette `exists`, whether the test records or replays.
-fn join(scope: &Scope, mode: Mode, exists: bool) -> anyhow::Result<Member> {
-    let records = match mode {
-        Mode::All | Mode::Passthrough => true,
-        Mode::Once | Mode::NewEpisodes => !exists,
-        Mode::None | Mode::Auto => false,
-    };
-    let member = scope.join(|| match records {
-        true => ScopeAction::Record,
-        false => ScopeAction::Replay,
-    })?;
-    Ok(member)
-}
-
-/// The project file: the nearest one above the working directory, else
-/// the nearest one above the cassette.
-fn find_project(cwd: &Path, cassette: &Path) -> anyhow::Result<Option<Project>> {
-    if let Some(project) = Project::find(cwd)? {
-        return Ok(Some(project));
-    }
-    let cassette = cwd.join(cassette);
-    match cassette.parent() {
-        Some(dir) => Ok(Project::find(dir)?),
-        None => Ok(None),
-    }
-}
-
-/// The project file's replay defaults, under what the command line says.
-fn apply_defaults(project: &Project, matching: &mut MatchArgs) {
-    let defaults = &project.config.replay;
-    matching.strategy = matching.strategy.or(defaults.strategy);
-    matching.on_exhausted = matching.on_exhausted.or(defaults.on_exhausted);
-    let mut ignore = defaults.ignore.clone();
-    ignore.append(&mut matching.ignore);
-    matching.ignore = ignore;
-    if defaults.fail_on_unused == Some(true) {
-        matching.fail_on_unused = true;
-    }
 }

@@ -1,8 +1,10 @@
 //! Record modes, VCR-style, and where `run` gets one: the command line,
 //! its environment, the project file, its ancestors' environment, or CI
-//! detection (see [`Sources::resolve`]).
+//! detection (see [`Sources::resolve`]); and what `run` then does with the
+//! cassette ([`RunPlan`]).
 
 pub mod ancestors;
+mod plan;
 mod project;
 
 use std::fmt;
@@ -11,6 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use ancestors::Ancestor;
+pub use plan::{Action, Decision, MatchOptions, Refusal, RunPlan, RunRequest, find_project};
 pub use project::Project;
 
 /// The variable that sets the mode.
@@ -136,15 +139,15 @@ pub(crate) const CI_VARS: [&str; 2] = ["CI", "TF_BUILD"];
 /// project file's `mode`, then `auto`. `auto` asks [`ci_detected`] of this
 /// process's environment when it has `CI` or `TF_BUILD`, else of the
 /// nearest ancestor that has one.
-pub struct Sources<'a> {
+pub(crate) struct Sources<'a> {
     /// `--mode`.
-    pub flag: Option<Mode>,
+    pub(crate) flag: Option<Mode>,
     /// Looks a variable up in this process's environment.
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub(crate) env: &'a dyn Fn(&str) -> Option<String>,
     /// The project file, if one was found.
-    pub project: Option<&'a Project>,
+    pub(crate) project: Option<&'a Project>,
     /// The ancestors, nearest first.
-    pub ancestors: &'a [Ancestor],
+    pub(crate) ancestors: &'a [Ancestor],
 }
 
 impl Sources<'_> {
@@ -154,7 +157,7 @@ impl Sources<'_> {
     /// # Errors
     ///
     /// [`ModeError::BadVar`] for an `MCPCASSETTE_MODE` that names no mode.
-    pub fn resolve(&self) -> Result<(Mode, String), ModeError> {
+    pub(crate) fn resolve(&self) -> Result<(Mode, String), ModeError> {
         let (asked, from) = self.asked()?;
         if asked != Mode::Auto {
             return Ok((asked, format!("from {from}")));

@@ -5,6 +5,7 @@ mod cross_era;
 mod engine;
 mod era;
 mod handler;
+pub(crate) mod new_episodes_append;
 mod new_episodes_http;
 mod new_episodes_stdio;
 mod over_http;
@@ -30,9 +31,7 @@ pub use report::{
     Candidate, Context, EXHAUSTED, MISS_JSON_BYTES, MISS_REPLY_BYTES, MISS_REPORT_BYTES, Miss,
     NO_MATCH, OUT_OF_ORDER, shell_quote,
 };
-pub use session_traffic::{
-    SessionScript, file_into as file_session_traffic, place_in as session_traffic_place,
-};
+pub use session_traffic::{SessionScript, file_into as file_session_traffic};
 pub use upstream::{Episodes, Forwarding, Upstream, UpstreamFailure};
 pub use verdict::{Failure, VerdictConfig};
 

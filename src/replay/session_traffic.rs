@@ -75,7 +75,7 @@ fn event_message(event: &Event) -> &Value {
 
 /// The interaction session traffic is filed after ([`file_into`]): the
 /// last handshake message; `None` for the cassette's opening.
-pub fn place_in(cassette: &Cassette) -> Option<usize> {
+pub(crate) fn place_in(cassette: &Cassette) -> Option<usize> {
     cassette
         .interactions
         .iter()

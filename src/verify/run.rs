@@ -128,9 +128,7 @@ pub fn verify(config: &VerifyConfig) -> Result<Verification, DriftError> {
         };
         for interaction in &mut live.interactions {
             interaction.process = part.number;
-            for message in interaction.messages_mut() {
-                message.modify(|message| redactor.redact_message(message));
-            }
+            cassette::mask_interaction(interaction, &redactor);
             if let Some(body) = interaction.http.as_mut().and_then(|h| h.body.as_mut())
                 && let std::borrow::Cow::Owned(masked) = redactor.redact_text(body)
             {
@@ -254,12 +252,14 @@ fn recorded_command(
         Transport::Stdio { command, cwd }
             if !command.iter().any(|arg| arg.contains("[REDACTED")) =>
         {
-            let dir = recorded_dir(cwd.as_deref(), path);
-            let command = match &dir {
-                Some(dir) => cassette::command_in(command, dir),
-                None => command.clone(),
-            };
-            Ok((command, dir))
+            // Run where it was recorded, when that directory exists here.
+            let place = std::env::current_dir()
+                .ok()
+                .and_then(|here| cassette::recorded_place(command, cwd.as_deref(), path, &here));
+            Ok(match place {
+                Some((command, dir)) => (command, Some(dir)),
+                None => (command.clone(), None),
+            })
         }
         Transport::Stdio { .. } => Err(DriftError::NoTarget(
             "the recorded server command has masked secrets; give the command after `--`".into(),
@@ -268,13 +268,6 @@ fn recorded_command(
             "this cassette was recorded over HTTP; give the server's URL with --url".into(),
         )),
     }
-}
-
-/// The recorded working directory, resolved, when it exists here.
-fn recorded_dir(cwd: Option<&str>, cassette: &Path) -> Option<PathBuf> {
-    let here = std::env::current_dir().ok()?;
-    let dir = cassette::resolve_cwd(cwd?, cassette, &here);
-    dir.is_dir().then_some(dir)
 }
 
 /// A failed start of a relative recorded command says where it ran.
