@@ -125,6 +125,19 @@ pub use verify::{DriftError, UpdateMode, Verification, VerifyConfig, verify};
 /// Not for other users; it may change at any time.
 #[doc(hidden)]
 pub mod cli_support {
+    pub use crate::cassette::save::write_atomically;
+    pub use crate::record::proxy::credentials::split_header;
+    pub use crate::replay::processes::recorded_processes;
+    pub use crate::replay::report::shell_quote;
+    pub use crate::verify::compare::interaction as compare_interaction;
+    /// Pending cassettes, for `review` and `verify`.
+    pub mod pending {
+        pub use crate::verify::pending::*;
+    }
+    /// Drift as text, for `review`.
+    pub mod render {
+        pub use crate::verify::render::*;
+    }
     pub use crate::error_chain::chain;
     pub use crate::inspect::{Inspector, Output};
     pub use crate::mode::{
@@ -147,7 +160,7 @@ mod former {
     pub mod serve {
         pub use crate::server::*;
     }
-    /// [`crate::verify`] at its former path.
+    /// [`crate::verify`](mod@crate::verify) at its former path.
     #[deprecated(note = "renamed `mcpcassette::verify`")]
     pub mod drift {
         pub use crate::verify::*;

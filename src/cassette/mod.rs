@@ -10,7 +10,7 @@ mod merge;
 mod presize;
 mod resolve;
 mod rules;
-mod save;
+pub(crate) mod save;
 mod scope;
 mod spill;
 mod split;
@@ -38,7 +38,7 @@ pub use rules::{
     Auth, KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
     RulesError, Strategy,
 };
-pub use save::{save, save_streamed, to_text, write_atomically};
+pub use save::{save, save_streamed, to_text};
 pub use scope::{Joined, Member, Scope, ScopeAction};
 pub(crate) use store::to_pointer;
 pub use store::{
@@ -46,6 +46,5 @@ pub use store::{
     parse_bytes, process_journal_path, recover, recover_idle,
 };
 pub(crate) use workdir::recorded_place;
-pub use workdir::{
-    command_in, is_relative, mask_transport, recorded_cwd, resolve_cwd, stdio_transport,
-};
+pub(crate) use workdir::{is_relative, resolve_cwd};
+pub use workdir::{mask_transport, recorded_cwd, stdio_transport};

@@ -245,7 +245,7 @@ impl Scope {
         };
         let result = f(&mut state);
         let text = serde_json::to_vec_pretty(&state).expect("serialisable");
-        super::write_atomically(&path, &text)?;
+        super::save::write_atomically(&path, &text)?;
         Ok(result)
     }
 }

@@ -53,7 +53,7 @@ pub fn recorded_cwd(cwd: &Path, cassette: Option<&Path>) -> String {
 
 /// Where a server recorded with working directory `recorded` into the
 /// cassette at `cassette` ran, seen from `cwd`.
-pub fn resolve_cwd(recorded: &str, cassette: &Path, cwd: &Path) -> PathBuf {
+pub(crate) fn resolve_cwd(recorded: &str, cassette: &Path, cwd: &Path) -> PathBuf {
     let recorded = Path::new(recorded);
     if recorded.is_absolute() {
         return recorded.to_owned();
@@ -83,7 +83,7 @@ pub(crate) fn recorded_place(
 /// directory in it (`venv/bin/python`, `./server`) is taken from `dir`;
 /// bare names are still looked up in PATH. The rest of the arguments are
 /// resolved by the server itself, which is started in `dir`.
-pub fn command_in(command: &[String], dir: &Path) -> Vec<String> {
+pub(super) fn command_in(command: &[String], dir: &Path) -> Vec<String> {
     let mut command = command.to_vec();
     if let Some(program) = command.first_mut() {
         let path = Path::new(program.as_str());
@@ -96,7 +96,7 @@ pub fn command_in(command: &[String], dir: &Path) -> Vec<String> {
 
 /// Whether `command` depends on the directory it runs in: a relative
 /// program path, or an argument naming an existing relative file.
-pub fn is_relative(command: &[String]) -> bool {
+pub(crate) fn is_relative(command: &[String]) -> bool {
     let Some((program, args)) = command.split_first() else {
         return false;
     };

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use mcpcassette::Mode;
 use mcpcassette::Selector;
+use mcpcassette::cassette::Auth;
 use mcpcassette::cassette::{KeyRule, OnExhausted, Strategy};
 use mcpcassette::protocol::Era;
-use mcpcassette::replay::{Auth, SessionMode};
+use mcpcassette::replay::SessionMode;
 use mcpcassette::replay::{CrossEra, Pace};
 
 /// Record and replay Model Context Protocol (MCP) sessions.

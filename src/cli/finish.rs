@@ -42,7 +42,10 @@ pub fn run(args: FinishArgs) -> anyhow::Result<ExitCode> {
             if action == Some(cassette::ScopeAction::Record) {
                 report["recorded"] = json!(true);
             }
-            cassette::write_atomically(&path, &serde_json::to_vec_pretty(&report)?)?;
+            mcpcassette::cli_support::write_atomically(
+                &path,
+                &serde_json::to_vec_pretty(&report)?,
+            )?;
         }
         processes.push(report);
     }

@@ -20,7 +20,7 @@ impl UpstreamCredentialArgs {
     pub fn resolve(&self) -> anyhow::Result<Vec<(String, String)>> {
         let mut headers = Vec::new();
         for header in &self.headers {
-            headers.push(mcpcassette::record::split_header(header)?);
+            headers.push(mcpcassette::cli_support::split_header(header)?);
         }
         if let Some(var) = &self.bearer_env {
             let token = std::env::var(var)

@@ -10,7 +10,7 @@ use mcpcassette::faults::{FaultOverlay, FaultsSummary};
 
 use mcpcassette::cli_support::process_stdio;
 use mcpcassette::replay::{
-    Engine, ProcessReplay, ReplayConfig, StdioConfig, Summary, VerdictConfig, recorded_processes,
+    Engine, ProcessReplay, ReplayConfig, StdioConfig, Summary, VerdictConfig,
 };
 use mcpcassette::replay::{HttpReplayConfig, Pace};
 use mcpcassette::server::Handler;
@@ -204,7 +204,7 @@ fn replay_paced(
             .as_ref()
             .map(|(_, ordinal)| format!("live server process {ordinal} of the test")),
     };
-    if recorded_processes(&cassette).len() > 1 {
+    if mcpcassette::cli_support::recorded_processes(&cassette).len() > 1 {
         return replay_processes(&cassette, config, matching, pace, scope);
     }
     let engine = Engine::with_config(cassette, config);

@@ -11,7 +11,6 @@
 
 use std::path::Path;
 
-use mcpcassette::cassette;
 use mcpcassette::faults::FaultsSummary;
 use mcpcassette::redact::{self, Redactor};
 use mcpcassette::replay::{Engine, Miss, Summary};
@@ -157,6 +156,6 @@ fn miss_json(miss: &Miss) -> Value {
 fn write(path: &Path, mut report: Value, redactor: &Redactor) -> anyhow::Result<()> {
     redactor.redact_document(&mut report);
     let text = serde_json::to_string_pretty(&report)? + "\n";
-    cassette::write_atomically(path, text.as_bytes())?;
+    mcpcassette::cli_support::write_atomically(path, text.as_bytes())?;
     Ok(())
 }

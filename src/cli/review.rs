@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use console::{Key, Term, style};
 use mcpcassette::cli_support::chain;
-use mcpcassette::verify::compare_interaction;
-use mcpcassette::verify::pending::{self, Change, Pending};
-use mcpcassette::verify::render::{self, RenderOptions};
+use mcpcassette::cli_support::compare_interaction;
+use mcpcassette::cli_support::pending::{self, Change, Pending};
+use mcpcassette::cli_support::render::{self, RenderOptions};
 use serde_json::{Value, json};
 
 use super::args::{PendingArgs, PendingListArgs, ReviewArgs};
@@ -366,7 +366,7 @@ fn instructions(found: &[Pending], pending_dir: Option<&Path>) -> String {
     out.push_str(&listing(found, |pending, change| {
         indented(&change_notes(pending, change, &RenderOptions::plain()))
     }));
-    let quote = |p: &Path| mcpcassette::replay::shell_quote(&p.display().to_string());
+    let quote = |p: &Path| mcpcassette::cli_support::shell_quote(&p.display().to_string());
     let dir = pending_dir
         .map(|d| format!(" --pending-dir {}", quote(d)))
         .unwrap_or_default();

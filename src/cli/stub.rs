@@ -53,7 +53,7 @@ pub fn run(args: StubArgs) -> anyhow::Result<ExitCode> {
     let text = fixture::to_text(&inventory.into_fixture());
     match &args.output {
         Some(path) => {
-            mcpcassette::cassette::write_atomically(path, text.as_bytes())?;
+            mcpcassette::cli_support::write_atomically(path, text.as_bytes())?;
             tracing::info!("{counts}: wrote {}", path.display());
         }
         None => {

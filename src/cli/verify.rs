@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcpcassette::cli_support::process_env;
-use mcpcassette::replay::shell_quote;
-use mcpcassette::verify::render::{self, RenderOptions};
+use mcpcassette::cli_support::render::{self, RenderOptions};
+use mcpcassette::cli_support::shell_quote;
 use mcpcassette::verify::{Target, UpdateMode, VerifyConfig, verify};
 
 use super::args::VerifyArgs;

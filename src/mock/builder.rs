@@ -155,7 +155,7 @@ impl MockBuilder {
         self
     }
 
-    /// In state `from` ([`ANY_STATE`] for any), a client message that
+    /// In state `from` ([`ANY_STATE`](super::ANY_STATE) for any), a client message that
     /// matches `on` moves the mock to `to`. The first matching transition
     /// applies, when the message arrives; the message's own handler still
     /// sees the state before it.

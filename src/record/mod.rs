@@ -2,13 +2,13 @@
 //! writes what passes through into a cassette.
 
 mod error;
-mod proxy;
+pub(crate) mod proxy;
 mod stdio;
 mod tape;
 mod watch;
 
 pub use error::RecordError;
-pub use proxy::{HeaderError, HttpRecordConfig, HttpRecordOutcome, record_http, split_header};
+pub use proxy::{HeaderError, HttpRecordConfig, HttpRecordOutcome, record_http};
 pub use stdio::{RecordConfig, RecordOutcome, record_stdio};
 
 pub use watch::Watch;

@@ -10,8 +10,8 @@ mod new_episodes_http;
 mod new_episodes_stdio;
 mod over_http;
 mod over_stdio;
-mod processes;
-mod report;
+pub(crate) mod processes;
+pub(crate) mod report;
 mod session_traffic;
 mod subscriptions;
 mod upstream;
@@ -24,12 +24,12 @@ pub use engine::{Engine, MissHook, ReplayConfig, Summary, Unanswered};
 pub use era::EraMismatch;
 pub use new_episodes_http::HttpEpisodes;
 pub use new_episodes_stdio::{NewEpisodes, UPSTREAM_FAILED};
-pub use over_http::{Auth, HttpReplayConfig, SessionMode, serve_http};
+pub use over_http::{HttpReplayConfig, SessionMode, serve_http};
 pub use over_stdio::{serve, serve_with};
-pub use processes::{ProcessReplay, recorded_processes};
+pub use processes::ProcessReplay;
 pub use report::{
     Candidate, Context, EXHAUSTED, MISS_JSON_BYTES, MISS_REPLY_BYTES, MISS_REPORT_BYTES, Miss,
-    NO_MATCH, OUT_OF_ORDER, shell_quote,
+    NO_MATCH, OUT_OF_ORDER,
 };
 pub use session_traffic::{SessionScript, file_into as file_session_traffic};
 pub use upstream::{Episodes, Forwarding, Upstream, UpstreamFailure};
@@ -39,4 +39,5 @@ pub use verdict::{Failure, VerdictConfig};
 #[deprecated(note = "the items are re-exported from `mcpcassette::replay` itself")]
 pub mod http {
     pub use super::over_http::*;
+    pub use crate::cassette::Auth;
 }

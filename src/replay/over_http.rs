@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub use crate::server::Pace;
-pub use crate::server::http::{Auth, HttpReplayConfig, SessionMode};
+pub use crate::server::http::{HttpReplayConfig, SessionMode};
 
 use super::engine::{Engine, Summary};
 

@@ -5,18 +5,18 @@
 //! - [`verify()`] drives the live server with the cassette's client side
 //!   ([`drive`]), compares ([`compare()`]) after normalising volatile
 //!   fields ([`NormalizeRule`]), and writes the live version as a pending
-//!   cassette ([`pending`]) as [`UpdateMode`] says.
-//! - [`render`] turns a [`DriftReport`] into text (unified diffs);
+//!   cassette (`pending.rs`) as [`UpdateMode`] says.
+//! - `render.rs` turns a [`DriftReport`] into text (unified diffs);
 //!   [`ToolChange`] classifies `tools/list` changes.
 
 mod assert;
-mod compare;
+pub(crate) mod compare;
 mod driver;
 mod hints;
 mod normalize;
-pub mod pending;
+pub(crate) mod pending;
 mod processes;
-pub mod render;
+pub(crate) mod render;
 mod run;
 mod sessions;
 mod streams;
@@ -30,7 +30,7 @@ use serde_json::Value;
 
 pub use crate::cassette::NormalizeRule;
 pub use assert::assert_verified;
-pub use compare::{compare, interaction as compare_interaction};
+pub use compare::compare;
 pub use driver::{DriveConfig, drive};
 pub use hints::Hint;
 pub use run::{Target, Verification, VerifyConfig, verify};

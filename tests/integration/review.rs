@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcpcassette::cassette::{self, Cassette};
-use mcpcassette::verify::pending::{self, Pending};
+use mcpcassette::cli_support::pending::{self, Pending};
 use serde_json::{Value, json};
 
 use crate::support::{self, mcpcassette};

@@ -55,7 +55,7 @@
 //! interactions' `http` exchanges (and `behaviour` when it changes): a
 //! cassette recovered from it answers over HTTP as the finished one would.
 
-pub(super) mod credentials;
+pub(crate) mod credentials;
 mod endpoint;
 mod forward;
 mod oauth;
@@ -78,8 +78,8 @@ use tokio::task::JoinSet;
 use super::Observer;
 use super::error::RecordError;
 use crate::cassette::{HttpEndpointBehaviour, Recovery, Transport};
+pub use credentials::HeaderError;
 use credentials::UpstreamHeaders;
-pub use credentials::{HeaderError, split_header};
 use endpoint::Endpoint;
 use forward::Proxy;
 use tap::Tap;

@@ -45,7 +45,7 @@ mod sse;
 mod sse_sessions;
 mod stream;
 
-pub use crate::cassette::Auth;
+use crate::cassette::Auth;
 
 use std::future::Future;
 use std::net::SocketAddr;
