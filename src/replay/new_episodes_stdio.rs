@@ -32,16 +32,20 @@
 //! every later one are answered with the JSON-RPC error [`UPSTREAM_FAILED`]
 //! (-32003, in the range MCP leaves to implementations), message
 //! `mcpcassette: the server for new episodes failed: <reason>`.
+//!
+//! This file holds the upstream's face to the engine and its state; the
+//! server process (started, greeted, read and written, gone) is in
+//! `process`, and which way each message goes between the server and the
+//! client (ids swapped, session traffic, relayed requests) in `routing`.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use serde_json::Value;
+use tokio::process::Child;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
@@ -49,11 +53,14 @@ use tokio::time::timeout;
 use super::session_traffic::SessionScript;
 use super::upstream::{Episodes, Forwarding, Upstream, UpstreamFailure};
 use crate::cassette::{Builder, Cassette, Direction, Event, Transport};
-use crate::client::{self, LiveError, handshake};
-use crate::jsonrpc::{self, Kind};
-use crate::protocol::{self, Era};
+use crate::client::LiveError;
+use crate::jsonrpc;
+use crate::protocol::Era;
 use crate::redact;
 use crate::server::Sink;
+
+mod process;
+mod routing;
 
 /// The error code of requests the live server could not answer because it
 /// could not be started, failed the handshake or went away.
@@ -419,201 +426,6 @@ impl Inner {
         // the server went away (which answers it with an error).
         let _ = done.await;
     }
-
-    async fn ensure_started(self: &Arc<Self>, first: &Value) -> Started {
-        let mut outcome = {
-            let mut start = lock(&self.start);
-            start
-                .get_or_insert_with(|| {
-                    let (tell, outcome) = watch::channel(None);
-                    let inner = Arc::clone(self);
-                    let first = first.clone();
-                    tokio::spawn(async move {
-                        let result = inner.start_server(&first).await;
-                        let _ = tell.send(Some(result));
-                    });
-                    outcome
-                })
-                .clone()
-        };
-        let outcome = outcome.wait_for(Option::is_some).await;
-        match outcome.as_deref() {
-            Ok(Some(result)) => result.clone(),
-            _ => Err(UpstreamFailure::Unexpected),
-        }
-    }
-
-    async fn start_server(self: &Arc<Self>, first: &Value) -> Started {
-        let outcome = self.spawn_and_initialise(first).await;
-        if let Err(reason) = &outcome {
-            let shown = crate::error_chain::chain(reason);
-            tracing::warn!("the server for new episodes failed: {shown}");
-            self.state().failure.get_or_insert_with(|| reason.clone());
-        }
-        outcome
-    }
-
-    async fn spawn_and_initialise(self: &Arc<Self>, first: &Value) -> Started {
-        let mut child = client::spawn_async(&self.command, self.dir.as_deref())?;
-        let program = redact::mask_command(&self.command[..1]).join(" ");
-        tracing::info!("started `{program}` for new episodes");
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        *self.child.lock().await = Some(child);
-        self.started.store(true, Ordering::SeqCst);
-        let (to_server, lines) = mpsc::unbounded_channel();
-        tokio::spawn(write_lines(stdin, lines));
-        let reader = tokio::spawn(read_lines(Arc::downgrade(self), stdout));
-        {
-            let mut state = self.state();
-            state.to_server = Some(to_server);
-            state.reader = Some(reader);
-        }
-        if self.needs_handshake(first) {
-            self.initialise().await?;
-        }
-        self.settle().await;
-        self.state().handshaking = false;
-        Ok(())
-    }
-
-    /// Waits until the server has sent the session traffic the cassette
-    /// recorded, so that none of it lands in the first forwarded request.
-    async fn settle(&self) {
-        let deadline = tokio::time::Instant::now() + SETTLE_TIMEOUT;
-        loop {
-            let notified = self.settled.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let state = self.state();
-                if state.script.is_done() || state.failure.is_some() {
-                    return;
-                }
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                let pending = self.state().script.pending().join(", ");
-                tracing::info!(
-                    "the server for new episodes did not send what the cassette recorded after its handshake ({pending}) within {} s; going on",
-                    SETTLE_TIMEOUT.as_secs()
-                );
-                return;
-            }
-        }
-    }
-
-    fn needs_handshake(&self, first: &Value) -> bool {
-        match self.era {
-            Era::Legacy => true,
-            Era::Modern => false,
-            Era::Unknown => {
-                lock(&self.initialize).is_some()
-                    || protocol::declared_version(first).map(Era::of_version) != Some(Era::Modern)
-            }
-        }
-    }
-
-    /// The legacy handshake, with the client's `initialize` under an id of
-    /// ours; nothing of it is recorded.
-    async fn initialise(&self) -> Started {
-        let initialize = lock(&self.initialize).clone().unwrap_or_else(|| {
-            handshake::initialize(json!(0), handshake::client_info("mcpcassette"))
-        });
-        let (answer, answered) = oneshot::channel();
-        {
-            let mut state = self.state();
-            let id = Value::String(format!("mcpcassette-upstream-{}", state.take_id()));
-            state.handshake = Some((jsonrpc::id_key(&id), answer));
-            state.send(&with_id(initialize, id));
-        }
-        let response = match timeout(HANDSHAKE_TIMEOUT, answered).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(_)) => {
-                let failure = self.state().failure.clone();
-                return Err(failure.unwrap_or(UpstreamFailure::StoppedInHandshake));
-            }
-            Err(_) => {
-                self.state().handshake = None;
-                return Err(UpstreamFailure::HandshakeTimeout(HANDSHAKE_TIMEOUT));
-            }
-        };
-        if let Some(error) = response.get("error") {
-            return Err(UpstreamFailure::InitializeRejected(error.clone()));
-        }
-        self.state().send(&handshake::initialized());
-        Ok(())
-    }
-
-    /// One line from the server's stdout.
-    fn server_line(&self, line: &[u8]) {
-        let message = match serde_json::from_slice::<Value>(line) {
-            Ok(message) => message,
-            Err(e) => {
-                tracing::warn!("the server for new episodes wrote a line that is not JSON: {e}");
-                return;
-            }
-        };
-        let messages = match message {
-            Value::Array(batch) => batch,
-            message => vec![message],
-        };
-        let mut state = self.state();
-        for message in messages {
-            let kind = jsonrpc::classify(&message);
-            if state.handshaking && matches!(kind, Ok(Kind::Notification | Kind::Request)) {
-                state.session_message(message);
-                self.settled.notify_waiters();
-                continue;
-            }
-            match kind {
-                Ok(Kind::Response) => state.server_response(message),
-                Ok(Kind::Notification) => state.server_notification(message),
-                Ok(Kind::Request) => state.server_request(message),
-                Err(e) => {
-                    tracing::warn!("the server for new episodes sent an invalid message: {e}")
-                }
-            }
-        }
-    }
-
-    /// Why the server's stdout closed.
-    async fn exit_reason(&self) -> UpstreamFailure {
-        let mut child = self.child.lock().await;
-        let Some(child) = child.as_mut() else {
-            return UpstreamFailure::Stopped;
-        };
-        match timeout(EXIT_STATUS_TIMEOUT, child.wait()).await {
-            Ok(Ok(status)) => UpstreamFailure::Exited(status),
-            Ok(Err(e)) => UpstreamFailure::Unwaitable(Arc::new(e)),
-            Err(_) => UpstreamFailure::StdoutClosed,
-        }
-    }
-
-    /// The server is gone: everything waiting for it is answered with an
-    /// error, and later requests will be too.
-    fn fail_all(&self, reason: UpstreamFailure) {
-        let mut state = self.state();
-        let reason = state.failure.get_or_insert(reason).clone();
-        // Dropping the waiter fails a handshake in progress.
-        state.handshake = None;
-        state.to_server = None;
-        state.by_live.clear();
-        state.relayed.clear();
-        state.relayed_by_server.clear();
-        let mut flights: Vec<InFlight> = state.in_flight.drain().map(|(_, f)| f).collect();
-        flights.sort_by_key(|f| f.seq);
-        for flight in flights {
-            let shown = crate::error_chain::chain(&reason);
-            tracing::warn!(id = %flight.live_key, "answering a forwarded request with an error: {shown}");
-            self.respond_failure(&flight.sink, flight.live_id, &reason);
-        }
-    }
-
-    /// Answers a request the server cannot with [`UPSTREAM_FAILED`].
-    fn respond_failure(&self, sink: &Sink, id: Value, reason: &UpstreamFailure) {
-        self.failed.fetch_add(1, Ordering::SeqCst);
-        answer_upstream_failed(sink, id, reason);
-    }
 }
 
 impl State {
@@ -636,193 +448,6 @@ impl State {
             let _ = to_server.send(encode(message));
         }
     }
-
-    /// Where a server message goes: to the request whose progress token it
-    /// names, else to the newest request in flight, else to wherever the
-    /// most recent request's events went.
-    fn events_for(&self, message: &Value) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
-        let token = message
-            .pointer("/params/progressToken")
-            .map(jsonrpc::id_key);
-        let by_token = token.and_then(|token| {
-            self.in_flight
-                .values()
-                .find(|f| f.token.as_deref() == Some(token.as_str()))
-        });
-        let flight = by_token.or_else(|| self.in_flight.values().max_by_key(|f| f.seq));
-        match flight {
-            Some(flight) => Some(flight.sink.events.clone()),
-            None => self.events.clone(),
-        }
-    }
-
-    /// A server message during the handshake: session traffic. What the
-    /// cassette recorded is answered as recorded and goes no further; the
-    /// rest is relayed to the client and kept apart.
-    fn session_message(&mut self, message: Value) {
-        let server_id = jsonrpc::id(&message).cloned();
-        match (self.script.take(&message), server_id) {
-            (
-                Some(Event::ServerRequest {
-                    client_response: Some(answer),
-                    ..
-                }),
-                Some(id),
-            ) => {
-                self.send(&with_id(answer.to_value(), id));
-            }
-            (Some(Event::ServerRequest { .. }), Some(id)) => {
-                self.refuse(
-                    id,
-                    "the cassette recorded no answer to this session request",
-                );
-            }
-            (Some(_), _) => {}
-            (None, server_id) => {
-                if let Some(id) = &server_id {
-                    self.session_requests.insert(jsonrpc::id_key(id));
-                }
-                self.session
-                    .observe(Direction::ServerToClient, message.clone());
-                let Some(events) = self.events.clone() else {
-                    if let Some(id) = server_id {
-                        self.refuse(id, "no client to relay the request to");
-                    }
-                    return;
-                };
-                let relayed = match server_id {
-                    Some(server_id) => {
-                        let ours =
-                            Value::String(format!("mcpcassette-upstream-s-{}", self.take_id()));
-                        self.relayed
-                            .insert(jsonrpc::id_key(&ours), server_id.clone());
-                        self.relayed_by_server
-                            .insert(jsonrpc::id_key(&server_id), ours.clone());
-                        with_id(message, ours)
-                    }
-                    None => message,
-                };
-                let _ = events.send(encode(&relayed));
-            }
-        }
-    }
-
-    fn server_response(&mut self, response: Value) {
-        let key = jsonrpc::id(&response)
-            .map(jsonrpc::id_key)
-            .unwrap_or_default();
-        if self.handshake.as_ref().is_some_and(|(id, _)| *id == key) {
-            if let Some((_, answer)) = self.handshake.take() {
-                let _ = answer.send(response);
-            }
-            return;
-        }
-        let Some(flight) = self.in_flight.remove(&key) else {
-            tracing::debug!(
-                id = key,
-                "a response to a request no longer in flight (cancelled?)"
-            );
-            return;
-        };
-        self.by_live.remove(&flight.live_key);
-        let response = with_id(response, flight.live_id.clone());
-        self.observe(Direction::ServerToClient, response.clone());
-        let _ = flight.sink.responses.send(encode(&response));
-    }
-
-    fn server_notification(&mut self, notification: Value) {
-        let mut relayed = notification.clone();
-        if jsonrpc::method(&notification) == Some("notifications/cancelled")
-            && let Some(server_id) = notification.pointer("/params/requestId")
-            && let Some(ours) = self.relayed_by_server.remove(&jsonrpc::id_key(server_id))
-        {
-            self.relayed.remove(&jsonrpc::id_key(&ours));
-            relayed["params"]["requestId"] = ours;
-        }
-        let events = self.events_for(&notification);
-        self.observe(Direction::ServerToClient, notification);
-        match events {
-            Some(events) => {
-                let _ = events.send(encode(&relayed));
-            }
-            None => tracing::debug!("no client to pass a server notification on to"),
-        }
-    }
-
-    fn server_request(&mut self, request: Value) {
-        let server_id = jsonrpc::id(&request).cloned().unwrap_or(Value::Null);
-        let Some(events) = self.events_for(&request) else {
-            self.refuse(server_id, "no client to relay the request to");
-            return;
-        };
-        let ours = Value::String(format!("mcpcassette-upstream-s-{}", self.take_id()));
-        self.relayed
-            .insert(jsonrpc::id_key(&ours), server_id.clone());
-        self.relayed_by_server
-            .insert(jsonrpc::id_key(&server_id), ours.clone());
-        self.observe(Direction::ServerToClient, request.clone());
-        if events
-            .send(encode(&with_id(request, ours.clone())))
-            .is_err()
-        {
-            self.relayed.remove(&jsonrpc::id_key(&ours));
-            self.relayed_by_server.remove(&jsonrpc::id_key(&server_id));
-            self.refuse(server_id, "the client has gone");
-        }
-    }
-
-    /// Answers a server request nobody can answer (not recorded).
-    fn refuse(&self, server_id: Value, why: &str) {
-        let message = format!("mcpcassette: {why}");
-        self.send(&jsonrpc::error_response(
-            server_id,
-            INTERNAL_ERROR,
-            &message,
-            None,
-        ));
-    }
-}
-
-/// Writes lines to the server until the channel closes, then closes its
-/// stdin.
-async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(mut line) = lines.recv().await {
-        line.push(b'\n');
-        if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
-            break;
-        }
-    }
-}
-
-/// Reads the server's stdout until it closes, then fails whatever still
-/// waits for the server.
-async fn read_lines(inner: Weak<Inner>, stdout: ChildStdout) {
-    let mut input = BufReader::new(stdout);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line).await {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!("reading the server for new episodes: {e}");
-                break;
-            }
-        }
-        let trimmed = line.trim_ascii();
-        if trimmed.is_empty() {
-            continue;
-        }
-        let Some(inner) = inner.upgrade() else {
-            return;
-        };
-        inner.server_line(trimmed);
-    }
-    let Some(inner) = inner.upgrade() else {
-        return;
-    };
-    let reason = inner.exit_reason().await;
-    inner.fail_all(reason);
 }
 
 /// The `initialize` sent when the client's is unknown.
@@ -857,6 +482,7 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use super::*;
     use crate::cassette::{Event, Interaction};
+    use serde_json::json;
 
     const PATIENCE: Duration = Duration::from_secs(10);
 
