@@ -4,8 +4,11 @@
 //! level finer, at files: inside a module, if `a.rs` takes a name from
 //! `b.rs` then `b.rs` takes none from `a.rs`, so a newcomer can read the
 //! files of a folder bottom-up. A name is followed through re-exports
-//! (`pub use`) to the file that defines it, so a facade `mod.rs` is not a
-//! circle of its own; declaring a module (`mod x;`) is not an import.
+//! (`pub use`) to the file that defines it, and a re-export is a file's
+//! surface, not a dependency, so a facade is not a circle of its own;
+//! declaring a module (`mod x;`) is not an import, and a module's root
+//! file (`mod.rs`, or `a.rs` beside `a/`) may use its own children, which
+//! it is made of: a child that uses its parent is no circle.
 //! Test code (after `#[cfg(test)]`, and `tests.rs` files) is left out.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,7 +111,7 @@ impl Tree {
         };
         // A name this file imports rather than defines: follow it.
         if depth < 8 {
-            for imported in uses(&self.files[file]) {
+            for imported in uses(&self.files[file], true) {
                 if imported.last() == Some(item)
                     && let Some(target) = self.absolute(file, &imported)
                     && let Some(found) = self.resolve(&target, depth + 1)
@@ -153,8 +156,10 @@ impl Tree {
     }
 }
 
-/// Every path a file's `use` items name, braces expanded, `as` dropped.
-fn uses(source: &Source) -> Vec<Vec<String>> {
+/// Every path a file's `use` items name, braces expanded, `as` dropped;
+/// with `reexports` false, a `pub use` (of any visibility) is left out:
+/// what a file re-exports is its surface, not a dependency.
+fn uses(source: &Source, reexports: bool) -> Vec<Vec<String>> {
     let mut found = Vec::new();
     let code = &source.code;
     let mut at = 0;
@@ -163,6 +168,9 @@ fn uses(source: &Source) -> Vec<Vec<String>> {
         at += line.len();
         // `use`, `pub use`, `pub(crate) use` … at the start of a line.
         let statement = line.trim_start();
+        if !reexports && statement.starts_with("pub") {
+            continue;
+        }
         let statement = match statement.strip_prefix("pub") {
             Some(rest) if rest.starts_with('(') => rest.split_once(')').map_or("", |(_, r)| r),
             Some(rest) => rest,
@@ -262,7 +270,8 @@ fn inline_paths(source: &Source) -> Vec<Vec<String>> {
             let begin = at + offset;
             at = begin + start.len();
             let before = code[..begin].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            // `super::super::x` is one path, read from its first `super`.
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
                 continue;
             }
             let text: String = code[begin..]
@@ -288,17 +297,18 @@ fn inline_paths(source: &Source) -> Vec<Vec<String>> {
 fn edges(tree: &Tree) -> BTreeMap<usize, BTreeMap<usize, BTreeSet<String>>> {
     let mut edges: BTreeMap<usize, BTreeMap<usize, BTreeSet<String>>> = BTreeMap::new();
     for (from, source) in tree.files.iter().enumerate() {
-        // What a file re-exports is its surface, not a dependency.
-        let reexports = source.module.is_empty() || source.path.ends_with("mod.rs");
-        let written: Vec<Vec<String>> = if reexports { Vec::new() } else { uses(source) };
-        for path in written.into_iter().chain(inline_paths(source)) {
+        for path in uses(source, false).into_iter().chain(inline_paths(source)) {
             let Some(target) = tree.absolute(from, &path) else {
                 continue;
             };
             let Some((to, item)) = tree.resolve(&target, 0) else {
                 continue;
             };
-            if to != from {
+            // A module's root file composes its own children: using them
+            // is what it is for, and not an arrow back up.
+            let child = tree.files[to].module.starts_with(&source.module)
+                && tree.files[to].module.len() > source.module.len();
+            if to != from && !child {
                 let name = item.unwrap_or_else(|| target.last().cloned().unwrap_or_default());
                 edges
                     .entry(from)
@@ -465,4 +475,23 @@ fn a_circle_is_found_and_named() {
         "pub fn g() {}\n#[cfg(test)]\nmod tests { use super::super::one::Api; }\n",
     );
     assert!(circles(&Tree::read(src)).is_empty());
+
+    // A root file that uses the children it is made of, which use it back,
+    // is no circle; two of its children that do so are.
+    write(
+        "a/mod.rs",
+        "mod one;\nmod two;\nmod three;\nuse one::Api;\npub fn helper() -> Api { Api }\n",
+    );
+    write(
+        "a/two.rs",
+        "pub struct Helper;\npub fn f() { super::helper(); }\n",
+    );
+    assert!(circles(&Tree::read(src)).is_empty());
+    write("a/two.rs", "use super::one::Api;\npub struct Helper;\n");
+    let found = circles(&Tree::read(src));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("src/a/two.rs -> src/a/one.rs: Api"),
+        "{found:?}"
+    );
 }
