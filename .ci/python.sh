@@ -9,22 +9,21 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source .ci/lib.sh
 root="$PWD"
 work="$root/.ci/work"
 profile="${1:-dev}"
 
 rm -rf "$work/venv-build" "$work/venv-pytest" "$work/wheels" "$work/pytest-run"
 python3 -m venv "$work/venv-build"
-"$work/venv-build/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --require-hashes --only-binary=:all: -r .ci/requirements-maturin.txt
+pip_install_pinned "$work/venv-build/bin/python" .ci/requirements-maturin.txt
 (cd python && "$work/venv-build/bin/maturin" build --profile "$profile" --strip --out "$work/wheels")
 wheel="$(ls "$work"/wheels/mcpcassette-*.whl)"
 echo "wheel: $(basename "$wheel") ($(du -h "$wheel" | cut -f1))"
 
 python3 -m venv "$work/venv-pytest"
-"$work/venv-pytest/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --require-hashes --only-binary=:all: -r .ci/requirements-fastmcp.txt -r .ci/requirements-pytest.txt
-"$work/venv-pytest/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-index "$wheel"
+pip_install_pinned "$work/venv-pytest/bin/python" .ci/requirements-fastmcp.txt .ci/requirements-pytest.txt
+pip_install "$work/venv-pytest/bin/python" --no-deps --no-index "$wheel"
 
 # The module and the binary come from the wheel, not from the tree.
 "$work/venv-pytest/bin/python" - "$work/venv-pytest" <<'PY'

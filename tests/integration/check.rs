@@ -386,14 +386,10 @@ fn every_code_is_found_by_its_mutation_at_the_right_place() {
     assert!(missing.is_empty(), "codes never triggered: {missing:?}");
 }
 
-fn official_dir() -> std::path::PathBuf {
-    std::env::var_os("MCPCASSETTE_SCHEMA_DIR")
-        .map(Into::into)
-        .unwrap_or_else(|| support::root().join("../shared/mcp-schema"))
-}
-
 fn official(version: &str) -> CheckConfig {
-    let path = official_dir().join(version).join("schema.json");
+    let path = support::pinned::schema_dir()
+        .join(version)
+        .join("schema.json");
     let schema = OfficialSchema::load(&path)
         .unwrap_or_else(|e| panic!("the official schemas are needed for this test: {e}"));
     CheckConfig {

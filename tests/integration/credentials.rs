@@ -8,15 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use bytes::Bytes;
-use http::{HeaderMap, Method, Request, Response, StatusCode};
+use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, replay_listen};
+use crate::support::cli::Cli;
+use crate::support::http_client::{call, post_blocking};
 use crate::support::loopback;
-use crate::support::mcpcassette;
 
 const API_KEY: &str = "recorder-api-key-5f2c9a";
 const BEARER: &str = "recorder-bearer-7d41e0";
@@ -69,42 +67,9 @@ fn echoing_upstream(seen: Arc<Mutex<Vec<HeaderMap>>>) -> (tokio::runtime::Runtim
     (runtime, format!("http://{addr}/mcp"))
 }
 
-/// POSTs `message` (the upstream runs on its own runtime, so the client
-/// gets one of its own).
-fn post(url: &str, message: &Value, headers: &[(&str, &str)]) -> (StatusCode, String) {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(post_async(url, message, headers))
-}
-
-async fn post_async(url: &str, message: &Value, headers: &[(&str, &str)]) -> (StatusCode, String) {
-    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let mut request = Request::builder()
-        .method(Method::POST)
-        .uri(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = client
-        .request(
-            request
-                .body(Full::new(Bytes::from(message.to_string())))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    let status = response.status();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
-}
-
-fn call(id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": "whoami", "arguments": {}}})
+/// A call of the upstream's one tool.
+fn whoami(id: u64) -> Value {
+    call(id, "whoami", json!({}))
 }
 
 /// `text` holds none of `secrets`, in the forms an echo could take.
@@ -123,22 +88,24 @@ fn the_recorders_credentials_reach_the_upstream_and_nothing_else() {
     let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auth.json");
-    let mut record = record_upstream(&path, &url);
-    record
+    let recorder = Cli::record(&path)
+        .upstream(&url)
+        .listen()
         .args(["--header", &format!("X-Api-Key: {API_KEY}")])
         .args(["--bearer-env", "UPSTREAM_BEARER_FOR_TEST"])
         // A name that does not look secret: only --bearer-env makes it so.
-        .env("UPSTREAM_BEARER_FOR_TEST", BEARER);
-    let recorder = Served::start_capturing_stderr(record);
+        .env("UPSTREAM_BEARER_FOR_TEST", BEARER)
+        .capture_stderr()
+        .start();
 
-    let (status, body) = post(&recorder.url, &call(1), &[]);
+    let (status, body) = post_blocking(&recorder.url, &whoami(1), &[]).status_text();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(
         body.contains(API_KEY) && body.contains(BEARER),
         "the client sees the echo: {body}"
     );
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
-    let (status, page) = post(&recorder.url, &ping, &[]);
+    let (status, page) = post_blocking(&recorder.url, &ping, &[]).status_text();
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(page.contains(API_KEY));
     let journal = std::fs::read_to_string(mcpcassette::cassette::journal_path(&path)).unwrap();
@@ -174,8 +141,11 @@ fn credentials_a_client_sends_are_never_stored_even_when_echoed() {
     let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("client.json");
-    let record = record_upstream(&path, &url);
-    let recorder = Served::start_capturing_stderr(record);
+    let recorder = Cli::record(&path)
+        .upstream(&url)
+        .listen()
+        .capture_stderr()
+        .start();
     let bearer = format!("Bearer {CLIENT_TOKEN}");
     let cookie = format!("sid={CLIENT_COOKIE}; theme=dark");
     let headers = [
@@ -183,11 +153,11 @@ fn credentials_a_client_sends_are_never_stored_even_when_echoed() {
         ("cookie", cookie.as_str()),
         ("x-api-key", CLIENT_KEY),
     ];
-    let (status, body) = post(&recorder.url, &call(1), &headers);
+    let (status, body) = post_blocking(&recorder.url, &whoami(1), &headers).status_text();
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains(CLIENT_TOKEN), "passed through: {body}");
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
-    let (status, _) = post(&recorder.url, &ping, &headers);
+    let (status, _) = post_blocking(&recorder.url, &ping, &headers).status_text();
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let journal = std::fs::read_to_string(mcpcassette::cassette::journal_path(&path)).unwrap();
     let (status, stderr) = recorder.stop_with_stderr();
@@ -215,44 +185,50 @@ fn replay_accepts_anyone_unless_asked_for_a_bearer_token() {
     let (upstream, url) = echoing_upstream(Arc::clone(&seen));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("replayed.json");
-    let mut record = record_upstream(&path, &url);
-    record.args(["--header", &format!("X-Api-Key: {API_KEY}")]);
-    let recorder = Served::start(record);
-    let (status, _) = post(&recorder.url, &call(1), &[]);
+    let recorder = Cli::record(&path)
+        .upstream(&url)
+        .listen()
+        .args(["--header", &format!("X-Api-Key: {API_KEY}")])
+        .start();
+    let (status, _) = post_blocking(&recorder.url, &whoami(1), &[]).status_text();
     assert_eq!(status, StatusCode::OK);
     assert!(recorder.stop().success());
     drop(upstream);
 
     let replay = |auth: &str| {
-        let mut replay = replay_listen(&path);
-        replay.args(["--auth", auth]);
-        Served::start_capturing_stderr(replay)
+        Cli::replay(&path)
+            .listen()
+            .args(["--auth", auth])
+            .capture_stderr()
+            .start()
     };
     let open = replay("none");
-    let (status, body) = post(&open.url, &call(7), &[]);
+    let (status, body) = post_blocking(&open.url, &whoami(7), &[]).status_text();
     assert_eq!(status, StatusCode::OK, "no credentials needed: {body}");
     assert!(body.contains("REDACTED"), "the echo stays masked: {body}");
     assert!(!body.contains(API_KEY));
     drop(open);
 
     let guarded = replay("bearer");
-    let (status, body) = post(&guarded.url, &call(7), &[]);
+    let (status, body) = post_blocking(&guarded.url, &whoami(7), &[]).status_text();
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
-    let (status, _) = post(
+    let (status, _) = post_blocking(
         &guarded.url,
-        &call(7),
+        &whoami(7),
         &[("authorization", "Basic dXNlcjpwdw==")],
-    );
+    )
+    .status_text();
     assert_eq!(
         status,
         StatusCode::UNAUTHORIZED,
         "a bearer token, not any credential"
     );
-    let (status, body) = post(
+    let (status, body) = post_blocking(
         &guarded.url,
-        &call(7),
+        &whoami(7),
         &[("authorization", "Bearer anything")],
-    );
+    )
+    .status_text();
     assert_eq!(status, StatusCode::OK, "{body}");
     let (exit, stderr) = guarded.stop_with_stderr();
     assert!(exit.success(), "{stderr}");
@@ -279,22 +255,25 @@ fn the_cassette_can_ask_for_credentials_and_the_flag_wins() {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}});
     let replay = |flags: &[&str]| {
-        let mut replay = replay_listen(&path);
-        replay.args(flags);
-        Served::start_capturing_stderr(replay)
+        Cli::replay(&path)
+            .listen()
+            .args(flags)
+            .capture_stderr()
+            .start()
     };
     let guarded = replay(&[]);
-    let (status, _) = post(&guarded.url, &initialize, &[]);
+    let (status, _) = post_blocking(&guarded.url, &initialize, &[]).status_text();
     assert_eq!(status, StatusCode::UNAUTHORIZED, "rules.auth: bearer");
-    let (status, body) = post(
+    let (status, body) = post_blocking(
         &guarded.url,
         &initialize,
         &[("authorization", "Bearer t0k3n")],
-    );
+    )
+    .status_text();
     assert_eq!(status, StatusCode::OK, "{body}");
     drop(guarded);
     let open = replay(&["--auth", "none"]);
-    let (status, body) = post(&open.url, &initialize, &[]);
+    let (status, body) = post_blocking(&open.url, &initialize, &[]).status_text();
     assert_eq!(status, StatusCode::OK, "the flag wins: {body}");
 }
 
@@ -306,20 +285,22 @@ fn inspect_never_shows_a_clients_credentials() {
     let (_upstream, url) = echoing_upstream(Arc::clone(&seen));
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("inspect.log");
-    let mut inspect = mcpcassette();
-    inspect
-        .arg("inspect")
-        .args(["--upstream", &url, "--listen", "127.0.0.1:0", "--log"])
-        .arg(&log);
-    let inspector = Served::start_capturing_stderr(inspect);
+    let inspector = Cli::inspect()
+        .upstream(&url)
+        .listen()
+        .arg("--log")
+        .arg(&log)
+        .capture_stderr()
+        .start();
     let bearer = format!("Bearer {CLIENT_TOKEN}");
-    let mut request = call(1);
+    let mut request = whoami(1);
     request["id"] = json!(CLIENT_TOKEN);
-    let (status, body) = post(
+    let (status, body) = post_blocking(
         &inspector.url,
         &request,
         &[("authorization", bearer.as_str())],
-    );
+    )
+    .status_text();
     assert_eq!(status, StatusCode::OK, "{body}");
     let (exit, stderr) = inspector.stop_with_stderr();
     assert!(exit.success(), "{stderr}");

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::support::http_client;
 use crate::support::mcpcassette;
 
 const C2S: Direction = Direction::ClientToServer;
@@ -84,9 +85,11 @@ fn save(dir: &Path, cassette: &Cassette) -> PathBuf {
     path
 }
 
+/// A call of `count` asking for progress under `token`.
 fn call(id: u64, token: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": "count", "arguments": {"steps": 3}, "_meta": {"progressToken": token}}})
+    let mut call = http_client::call(id, "count", json!({"steps": 3}));
+    call["params"]["_meta"] = json!({"progressToken": token});
+    call
 }
 
 /// What the engine sends for `message`, barriers included, through a sink

@@ -42,35 +42,14 @@
 //! polling on a timer), `trigger-url-elicitation` (random elicitation ids),
 //! and `gzip-file-as-resource` with a web URL (network).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::support;
 use crate::support::peer::{Exchange, Peer};
-
-const VARIABLE: &str = "MCPCASSETTE_EVERYTHING";
-
-/// `dist/index.js` of the installed server, or a panic explaining how to
-/// get one.
-fn everything_js() -> PathBuf {
-    let Some(path) = std::env::var_os(VARIABLE) else {
-        panic!(
-            "{VARIABLE} is not set. These tests need @modelcontextprotocol/server-everything \
-             from npm: run `bash .ci/run`, or install it yourself (`npm ci` in a copy of .ci/) \
-             and set {VARIABLE}=<dir>/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-        );
-    };
-    let path = PathBuf::from(path);
-    assert!(
-        path.is_file(),
-        "{VARIABLE}={} does not name a file; it must point at \
-         node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-        path.display()
-    );
-    path
-}
+use crate::support::pinned::everything_js;
 
 fn server_args(js: &Path) -> Vec<String> {
     vec!["node".into(), js.display().to_string(), "stdio".into()]

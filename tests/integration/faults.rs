@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use crate::support::cli::Cli;
 use crate::support::peer::Peer;
 use crate::support::{initialize_demo, mcpcassette, replay, root};
 
@@ -39,10 +40,6 @@ fn faulty(dir: &Path, rules: Value) -> (Peer, PathBuf) {
     (peer, report)
 }
 
-fn call(peer: &mut Peer, name: &str, arguments: Value) -> crate::support::peer::Exchange {
-    peer.request("tools/call", json!({"name": name, "arguments": arguments}))
-}
-
 fn report_of(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -55,13 +52,13 @@ fn an_error_fault_hits_the_nth_call_and_the_retry_is_answered_as_recorded() {
         json!([{"name": "echo", "nth": 2, "error": {"code": -32000, "message": "rate limited", "data": {"retry": true}}}]),
     );
     let hello = json!({"message": "hello"});
-    assert_eq!(call(&mut peer, "echo", hello.clone()).text(), "echo: hello");
-    let failed = call(&mut peer, "echo", hello.clone());
+    assert_eq!(peer.call_tool("echo", hello.clone()).text(), "echo: hello");
+    let failed = peer.call_tool("echo", hello.clone());
     assert_eq!(
         failed.response["error"],
         json!({"code": -32000, "message": "rate limited", "data": {"retry": true}})
     );
-    assert_eq!(call(&mut peer, "echo", hello).text(), "echo: hello");
+    assert_eq!(peer.call_tool("echo", hello).text(), "echo: hello");
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
     assert!(
@@ -89,7 +86,8 @@ fn a_tool_error_is_a_result_valid_for_the_tools_output_schema() {
         .find(|t| t["name"] == "add")
         .unwrap()
         .clone();
-    let result = call(&mut peer, "add", json!({"a": 2, "b": 40}))
+    let result = peer
+        .call_tool("add", json!({"a": 2, "b": 40}))
         .result()
         .clone();
     assert_eq!(result["isError"], true);
@@ -111,7 +109,7 @@ fn a_hung_request_ends_when_the_client_cancels_it_and_the_report_says_so() {
         json!({"requestId": 900, "reason": "timed out"}),
     );
     // Later requests are answered; the hung one never is.
-    let next = call(&mut peer, "add", json!({"a": 2, "b": 40}));
+    let next = peer.call_tool("add", json!({"a": 2, "b": 40}));
     assert!(
         next.before.is_empty(),
         "nothing for the hung request: {:?}",
@@ -154,7 +152,7 @@ fn drop_notifications_and_delay_reshape_the_recorded_answer() {
     assert_eq!(second.text(), first.text());
     let asked = Instant::now();
     assert_eq!(
-        call(&mut peer, "echo", json!({"message": "hello"})).text(),
+        peer.call_tool("echo", json!({"message": "hello"})).text(),
         "echo: hello"
     );
     // A lower bound only: the answer cannot come before its delay.
@@ -183,7 +181,7 @@ fn a_list_change_is_announced_then_served_and_removed_tools_are_unknown() {
     };
     assert!(names(&before).contains(&"add".to_owned()));
     // Over stdio, the change is announced with the answer that set it off.
-    let echoed = call(&mut peer, "echo", json!({"message": "hello"}));
+    let echoed = peer.call_tool("echo", json!({"message": "hello"}));
     assert_eq!(echoed.text(), "echo: hello");
     assert_eq!(
         echoed.with_method("notifications/tools/list_changed").len(),
@@ -205,7 +203,7 @@ fn a_list_change_is_announced_then_served_and_removed_tools_are_unknown() {
         .unwrap()
         .clone();
     assert_eq!(echo["inputSchema"]["required"], json!(["text"]));
-    let gone = call(&mut peer, "add", json!({"a": 2, "b": 40}));
+    let gone = peer.call_tool("add", json!({"a": 2, "b": 40}));
     assert_eq!(gone.response["error"]["code"], -32602);
     assert_eq!(gone.response["error"]["message"], "Unknown tool: add");
     peer.finish();
@@ -221,7 +219,8 @@ fn mutate_edits_the_recorded_result() {
             {"op": "add", "path": "/isError", "value": false}
         ]}]),
     );
-    let result = call(&mut peer, "echo", json!({"message": "hello"}))
+    let result = peer
+        .call_tool("echo", json!({"message": "hello"}))
         .result()
         .clone();
     assert_eq!(
@@ -519,9 +518,7 @@ fn a_fixture_is_served_with_its_own_faults() {
         .unwrap(),
     )
     .unwrap();
-    let mut command = mcpcassette();
-    command.arg("serve").arg(&fixture);
-    let mut peer = Peer::spawn(command);
+    let mut peer = Cli::serve(&fixture).peer();
     peer.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
     peer.notify("notifications/initialized", json!({}));
     let first = peer.request("tools/call", json!({"name": "forecast", "arguments": {}}));
@@ -548,10 +545,10 @@ fn what_a_fault_stood_in_for_answers_the_retry_and_is_not_unused() {
     let mut peer = Peer::spawn(command);
     initialize_demo(&mut peer);
     let hello = json!({"message": "hello"});
-    let failed = call(&mut peer, "echo", hello.clone());
+    let failed = peer.call_tool("echo", hello.clone());
     assert_eq!(failed.response["error"]["message"], "rate limited");
     // Recorded once, and still there for the retry (no repeat-last).
-    assert_eq!(call(&mut peer, "echo", hello).text(), "echo: hello");
+    assert_eq!(peer.call_tool("echo", hello).text(), "echo: hello");
     let (status, stderr) = peer.finish();
     assert!(status.success(), "{stderr}");
     assert!(

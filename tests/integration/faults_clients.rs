@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 
 use crate::support;
 use crate::support::http::Served;
-use crate::support::pinned::required;
+use crate::support::pinned::{fastmcp_python, node_modules, python};
 use crate::support::process::run_with_deadline;
 
 /// How long one client run may take (a scenario takes well under 5 s).
@@ -634,10 +634,7 @@ fn script_client(sdk: Sdk, era: Era, op: &str, timeout_ms: u64) -> Command {
     let fixtures = support::root().join("tests/fixtures/faults");
     match sdk {
         Sdk::Ts => {
-            let modules = required(
-                "MCPCASSETTE_NODE_MODULES",
-                "the npm packages of .ci/package.json (.ci/work/node_modules)",
-            );
+            let modules = node_modules(&[]);
             let mut c = Command::new("node");
             c.arg(fixtures.join("ts_client.mjs"))
                 .args([
@@ -652,15 +649,9 @@ fn script_client(sdk: Sdk, era: Era, op: &str, timeout_ms: u64) -> Command {
         }
         Sdk::Mcp | Sdk::Fastmcp => {
             let python = if sdk == Sdk::Mcp {
-                required(
-                    "MCPCASSETTE_PYTHON",
-                    "a Python with mcp 2.3.0 (.ci/work/venv/bin/python)",
-                )
+                python()
             } else {
-                required(
-                    "MCPCASSETTE_FASTMCP_PYTHON",
-                    "a Python with fastmcp 4.2.3 (.ci/work/venv-fastmcp/bin/python)",
-                )
+                fastmcp_python()
             };
             let mut c = Command::new(python);
             c.arg(fixtures.join("py_client.py"))

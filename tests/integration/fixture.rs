@@ -3,8 +3,7 @@
 //! and `mcpcassette check` on good and bad fixtures.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use mcpcassette::check::{self, CheckConfig, Code, FileReport, Severity};
 use mcpcassette::client::{Live, StdioLive};
@@ -12,6 +11,8 @@ use mcpcassette::fixture::{self, Fixture, ItemKind, RpcError};
 use mcpcassette::schema::ViolationKind;
 use serde_json::{Value, json};
 
+use crate::support::clients::StdioSession;
+use crate::support::pinned::everything_js;
 use crate::support::{self, mcpcassette};
 
 /// A fixture using every way of answering.
@@ -358,7 +359,7 @@ fn check_reports_structure_with_line_and_pointer() {
 /// A live session's lists, as a client sees them: the legacy handshake,
 /// then each list, every page.
 fn live_lists(command: &[String]) -> Vec<(&'static str, Vec<Value>)> {
-    let (mut session, init) = Session::start(command);
+    let (mut session, init) = StdioSession::start(command);
     let mut lists = Vec::new();
     for (method, capability, key) in [
         ("tools/list", "tools", "tools"),
@@ -382,63 +383,6 @@ fn live_lists(command: &[String]) -> Vec<(&'static str, Vec<Value>)> {
     }
     session.close();
     lists
-}
-
-/// A legacy-era client session with a stdio server, for the tests that
-/// read what a server offers.
-struct Session {
-    live: StdioLive,
-    next_id: u64,
-}
-
-impl Session {
-    /// Starts `command` and initialises it; returns the session and the
-    /// `initialize` result.
-    fn start(command: &[String]) -> (Session, Value) {
-        let mut session = Session {
-            live: StdioLive::spawn(command, None).unwrap(),
-            next_id: 0,
-        };
-        let init = session.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-        )["result"]
-            .clone();
-        session
-            .live
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .unwrap();
-        (session, init)
-    }
-
-    /// The response to one request; server requests that come meanwhile
-    /// are refused.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = json!(self.next_id);
-        let live = &mut self.live;
-        live.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let message = live
-                .recv(left)
-                .unwrap()
-                .unwrap_or_else(|| panic!("no answer to {method}"));
-            if message.get("id") == Some(&id) && message.get("method").is_none() {
-                return message;
-            }
-            if message.get("id").is_some() && message.get("method").is_some() {
-                live.send(&json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}))
-                    .unwrap();
-            }
-        }
-    }
-
-    fn close(mut self) {
-        self.live.close();
-    }
 }
 
 fn names(items: &[Value], key: &str) -> Vec<String> {
@@ -537,7 +481,7 @@ fn call_every_tool(fixture: &Path) -> Vec<(Value, Value)> {
         "serve".to_owned(),
         fixture.display().to_string(),
     ];
-    let (mut session, _) = Session::start(&command);
+    let (mut session, _) = StdioSession::start(&command);
     let tools = session.request("tools/list", json!({}))["result"]["tools"].clone();
     let calls = tools
         .as_array()
@@ -649,23 +593,6 @@ fn stub_writes_to_stdout_and_fails_cleanly() {
 
     let output = mcpcassette().arg("stub").output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-}
-
-const EVERYTHING: &str = "MCPCASSETTE_EVERYTHING";
-
-fn everything_js() -> PathBuf {
-    let path = std::env::var_os(EVERYTHING).unwrap_or_else(|| {
-        panic!(
-            "{EVERYTHING} is not set: point it at node_modules/@modelcontextprotocol/server-everything/dist/index.js (`bash .ci/run` does)"
-        )
-    });
-    let path = PathBuf::from(path);
-    assert!(
-        path.is_file(),
-        "{EVERYTHING}={} is not a file",
-        path.display()
-    );
-    path
 }
 
 #[test]

@@ -10,8 +10,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, replay_listen, rmcp_http_server};
-use crate::support::mcpcassette;
+use crate::support::cli::Cli;
+use crate::support::http::{Served, rmcp_http_server};
 
 #[derive(Debug, Clone, Copy)]
 enum Era {
@@ -62,17 +62,12 @@ async fn three_ways(era: Era) {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rmcp.json");
-    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorder = Cli::record(&path).upstream(&live.url).listen().start();
     let recorded = session(&recorder.url, era).await;
     assert!(recorder.stop().success());
     drop(live);
 
-    let mut replay = mcpcassette();
-    replay
-        .arg("replay")
-        .arg(&path)
-        .args(["--listen", "127.0.0.1:0"]);
-    let replayer = Served::start(replay);
+    let replayer = Cli::replay(&path).listen().start();
     let replayed = session(&replayer.url, era).await;
     if let Era::Legacy = era {
         // A new session (a new initialize) sees the recording from the top.
@@ -122,7 +117,7 @@ async fn rmcp_http_client_modern_direct_recorded_replayed() {
 /// Records one legacy session through `record --upstream`.
 async fn recorded_legacy_session(path: &std::path::Path) {
     let live = Served::start(rmcp_http_server());
-    let recorder = Served::start(record_upstream(path, &live.url));
+    let recorder = Cli::record(path).upstream(&live.url).listen().start();
     session(&recorder.url, Era::Legacy).await;
     assert!(recorder.stop().success());
 }
@@ -133,15 +128,11 @@ async fn replay_listen_serves_every_session_unless_told_to_share() {
     let path = dir.path().join("rmcp.json");
     recorded_legacy_session(&path).await;
     let replay = |sessions: &str| {
-        let mut replay = mcpcassette();
-        replay.arg("replay").arg(&path).args([
-            "--listen",
-            "127.0.0.1:0",
-            "--fail-on-unused",
-            "--sessions",
-            sessions,
-        ]);
-        Served::start_capturing_stderr(replay)
+        Cli::replay(&path)
+            .listen()
+            .args(["--fail-on-unused", "--sessions", sessions])
+            .capture_stderr()
+            .start()
     };
 
     // Isolated (the default): three clients, each the whole recording; and
@@ -175,12 +166,12 @@ async fn across_eras(recorded: Era, client: Era) {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rmcp.json");
-    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorder = Cli::record(&path).upstream(&live.url).listen().start();
     session(&recorder.url, recorded).await;
     assert!(recorder.stop().success());
     drop(live);
 
-    let replayer = Served::start_capturing_stderr(replay_listen(&path));
+    let replayer = Cli::replay(&path).listen().capture_stderr().start();
     let mut replayed = session(&replayer.url, client).await;
     let (status, stderr) = replayer.stop_with_stderr();
     assert!(status.success(), "replay had misses: {stderr}");

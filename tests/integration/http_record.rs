@@ -8,7 +8,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -31,6 +31,9 @@ use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, mpsc};
 
+use crate::support::cli::Cli;
+use crate::support::http_client::{self, request};
+use crate::support::pinned::everything_js;
 use crate::support::recorder::Recorder;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -420,16 +423,11 @@ async fn seen_streaming<F: Future<Output = ()>>(
     }
 }
 
-fn request(id: u64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
+/// A call of `tool` asking for progress.
 fn call(id: u64, tool: &str) -> Value {
-    request(
-        id,
-        "tools/call",
-        json!({"name": tool, "arguments": {}, "_meta": {"progressToken": "tok"}}),
-    )
+    let mut call = http_client::call(id, tool, json!({}));
+    call["params"]["_meta"] = json!({"progressToken": "tok"});
+    call
 }
 
 /// One legacy session against the fake at `url` (direct or proxied).
@@ -844,20 +842,6 @@ async fn http_sse_endpoint_is_rewritten_and_recorded() {
 
 // ---------------------------------------------------------------------------
 // Against @modelcontextprotocol/server-everything (ignored; .ci/run runs them).
-
-const EVERYTHING: &str = "MCPCASSETTE_EVERYTHING";
-
-/// `dist/index.js` of the installed server, or a panic explaining how to get one.
-fn everything_js() -> PathBuf {
-    let Some(path) = std::env::var_os(EVERYTHING) else {
-        panic!(
-            "{EVERYTHING} is not set. These tests need @modelcontextprotocol/server-everything \
-             from npm: run `bash .ci/run`, or install it yourself (`npm ci` in a copy of .ci/) \
-             and set {EVERYTHING}=<dir>/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-        );
-    };
-    PathBuf::from(path)
-}
 
 /// server-everything in an HTTP mode, on a free loopback port; killed on drop.
 struct Everything {
@@ -1344,18 +1328,6 @@ fn blocking_post(url: &str, body: &Value) -> u16 {
     answer.split(' ').nth(1).unwrap().parse().unwrap()
 }
 
-/// The `mcpcassette record --upstream` binary recording `upstream` into
-/// `cassette`, its stderr kept.
-fn record_upstream_binary(cassette: &Path, upstream: &str) -> crate::support::http::Served {
-    let mut command = crate::support::mcpcassette();
-    command
-        .arg("record")
-        .arg("--cassette")
-        .arg(cassette)
-        .args(["--upstream", upstream]);
-    crate::support::http::Served::start_capturing_stderr(command)
-}
-
 /// `record --upstream` against an upstream that is down: a warning at the
 /// first failure, exit 3 when nothing but failures was recorded, and
 /// `check` warns about the cassette (MC306).
@@ -1366,7 +1338,10 @@ fn recording_a_down_upstream_warns_exits_3_and_check_warns() {
     drop(unused);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("down.json");
-    let recorder = record_upstream_binary(&path, &upstream);
+    let recorder = Cli::record(&path)
+        .upstream(&upstream)
+        .capture_stderr()
+        .start();
     for id in [1, 2] {
         let status = blocking_post(&recorder.url, &request(id, "ping", json!({})));
         assert_eq!(status, 502);
@@ -1409,7 +1384,10 @@ fn recording_over_http_warns_about_schema_breaks_before_it_exits() {
     let fake = runtime.block_on(start_fake());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.json");
-    let recorder = record_upstream_binary(&path, &fake.url());
+    let recorder = Cli::record(&path)
+        .upstream(&fake.url())
+        .capture_stderr()
+        .start();
     let init = request(
         0,
         "initialize",

@@ -12,12 +12,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http::{Method, StatusCode};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
 use mcpcassette::replay::{EXHAUSTED, Engine, NO_MATCH, OUT_OF_ORDER, ReplayConfig, Summary};
 use mcpcassette::replay::{HttpReplayConfig, Pace, SessionMode, serve_http};
@@ -27,10 +24,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::support;
+use crate::support::http_client::{BOTH, Http, PATIENCE, SseEvent, call, parse_events};
 
-/// How long any one exchange may take before the test calls it stuck.
-const PATIENCE: Duration = Duration::from_secs(10);
-const BOTH: &str = "application/json, text/event-stream";
 const LEGACY_VERSION: &str = "2025-11-25";
 const MODERN_VERSION: &str = "2026-07-28";
 
@@ -112,11 +107,7 @@ impl Replay {
     }
 
     fn http(&self) -> Http {
-        Http {
-            client: Client::builder(TokioExecutor::new()).build_http(),
-            base: self.url(""),
-            path: "/mcp".into(),
-        }
+        Http::at_base(&self.url(""), "/mcp")
     }
 
     async fn stop(self) -> Summary {
@@ -134,163 +125,9 @@ fn demo(name: &str) -> Cassette {
 }
 
 // ---------------------------------------------------------------------------
-// A plain HTTP client
-
-struct Http {
-    client: Client<HttpConnector, Full<Bytes>>,
-    base: String,
-    path: String,
-}
-
-/// A whole answer.
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Bytes,
-}
-
-impl Reply {
-    fn text(&self) -> &str {
-        std::str::from_utf8(&self.body).unwrap()
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.text()))
-    }
-
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).map(|v| v.to_str().unwrap())
-    }
-
-    fn session(&self) -> String {
-        self.header("mcp-session-id")
-            .expect("an Mcp-Session-Id header")
-            .to_owned()
-    }
-
-    fn content_type(&self) -> &str {
-        self.header("content-type").unwrap_or_default()
-    }
-
-    fn events(&self) -> Vec<SseEvent> {
-        assert_eq!(self.content_type(), "text/event-stream", "{}", self.text());
-        parse_events(self.text())
-    }
-
-    /// The response, whether it came as a JSON body or as the last event
-    /// of an SSE stream (either is the server's to choose).
-    fn answer(&self) -> Value {
-        if self.content_type() == "text/event-stream" {
-            let events = self.events();
-            return events.last().expect("an event").message();
-        }
-        self.json()
-    }
-}
-
-/// One SSE event as the client saw it.
-#[derive(Debug, Default)]
-struct SseEvent {
-    id: Option<String>,
-    event: Option<String>,
-    retry: Option<u64>,
-    data: String,
-}
-
-impl SseEvent {
-    fn message(&self) -> Value {
-        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("{e}: {:?}", self.data))
-    }
-}
-
-fn parse_events(text: &str) -> Vec<SseEvent> {
-    text.split("\n\n")
-        .filter(|block| !block.trim().is_empty())
-        .map(|block| {
-            let mut event = SseEvent::default();
-            for line in block.lines() {
-                let (field, value) = line.split_once(':').unwrap_or((line, ""));
-                let value = value.strip_prefix(' ').unwrap_or(value);
-                match field {
-                    "id" => event.id = Some(value.to_owned()),
-                    "event" => event.event = Some(value.to_owned()),
-                    "retry" => event.retry = value.parse().ok(),
-                    "data" => event.data.push_str(value),
-                    _ => {}
-                }
-            }
-            event
-        })
-        .collect()
-}
+// The plain HTTP client (support::http_client), with this file's handshake
 
 impl Http {
-    fn at(mut self, path: &str) -> Http {
-        self.path = path.into();
-        self
-    }
-
-    /// A request to the endpoint with the usual headers; `headers` are
-    /// added last, replacing those (an empty value removes one).
-    fn request(
-        &self,
-        method: Method,
-        headers: &[(&str, &str)],
-        body: Bytes,
-    ) -> Request<Full<Bytes>> {
-        let mut request = Request::builder()
-            .method(method)
-            .uri(format!("{}{}", self.base, self.path))
-            .body(Full::new(body))
-            .unwrap();
-        let map = request.headers_mut();
-        map.insert("accept", BOTH.parse().unwrap());
-        map.insert("content-type", "application/json".parse().unwrap());
-        for (name, value) in headers {
-            let name: http::HeaderName = name.parse().unwrap();
-            if value.is_empty() {
-                map.remove(&name);
-            } else {
-                map.insert(name, value.parse().unwrap());
-            }
-        }
-        request
-    }
-
-    async fn send(&self, request: Request<Full<Bytes>>) -> Reply {
-        let (status, headers, body) = self.open(request).await;
-        let body = tokio::time::timeout(PATIENCE, body.collect())
-            .await
-            .expect("the body ended in time")
-            .unwrap()
-            .to_bytes();
-        Reply {
-            status,
-            headers,
-            body,
-        }
-    }
-
-    /// Sends and returns the body unread (for streams that stay open).
-    async fn open(&self, request: Request<Full<Bytes>>) -> (StatusCode, HeaderMap, Incoming) {
-        let response = tokio::time::timeout(PATIENCE, self.client.request(request))
-            .await
-            .expect("an answer in time")
-            .expect("the request went through");
-        let (parts, body) = response.into_parts();
-        (parts.status, parts.headers, body)
-    }
-
-    async fn post(&self, message: &Value, headers: &[(&str, &str)]) -> Reply {
-        let body = Bytes::from(serde_json::to_vec(message).unwrap());
-        self.send(self.request(Method::POST, headers, body)).await
-    }
-
-    async fn without_body(&self, method: Method, headers: &[(&str, &str)]) -> Reply {
-        self.send(self.request(method, headers, Bytes::new())).await
-    }
-
     /// `initialize` as a legacy client sends it; returns the session.
     async fn initialize(&self) -> String {
         let reply = self.post(&initialize_request("init"), &[]).await;
@@ -316,11 +153,6 @@ fn initialize_request(id: &str) -> Value {
         "capabilities": {},
         "clientInfo": {"name": "http-replay-test", "version": "9.9.9"},
     }})
-}
-
-fn call(id: Value, name: &str, arguments: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": name, "arguments": arguments}})
 }
 
 fn echo(id: Value) -> Value {
@@ -2003,7 +1835,7 @@ async fn a_disconnect_cuts_an_sse_answer_after_n_events_or_drops_the_connection(
         &session_headers(&session),
         Bytes::from(serde_json::to_vec(&echo(json!(2))).unwrap()),
     );
-    let dropped = tokio::time::timeout(PATIENCE, http.client.request(request))
+    let dropped = tokio::time::timeout(PATIENCE, http.client().request(request))
         .await
         .expect("in time");
     assert!(

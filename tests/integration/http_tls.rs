@@ -20,8 +20,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use mcpcassette::cassette::{self, Cassette, Transport};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use serde_json::{Value, json};
@@ -30,6 +29,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
+use crate::support::http_client::{post, request};
 use crate::support::mcpcassette;
 use crate::support::recorder::Recorder;
 
@@ -209,47 +209,23 @@ async fn recorder(cassette: &Path, upstream: String) -> Recorder {
     Recorder::start(Some(cassette.to_owned()), upstream).await
 }
 
-fn request(id: u64, method: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}})
-}
-
-/// POSTs `message` to `url` over plain HTTP: the status and the body.
-async fn post(url: &str, message: &Value) -> (StatusCode, Bytes) {
-    let client = Client::builder(TokioExecutor::new()).build_http();
-    let request = Request::builder()
-        .method(Method::POST)
-        .uri(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(message.to_string())))
-        .unwrap();
-    let response = tokio::time::timeout(PATIENCE, client.request(request))
-        .await
-        .expect("no answer in time")
-        .unwrap();
-    let status = response.status();
-    let body = tokio::time::timeout(PATIENCE, response.into_body().collect())
-        .await
-        .expect("the body did not end in time")
-        .unwrap()
-        .to_bytes();
-    (status, body)
-}
-
 /// Sends `initialize`, `notifications/initialized` and `tools/list` to
 /// `url` and checks the answers.
 async fn session(url: &str) {
-    let (status, body) = post(url, &request(1, "initialize")).await;
-    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
-    let init: Value = serde_json::from_slice(&body).unwrap();
+    let reply = post(url, &request(1, "initialize", json!({})), &[]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.lossy());
+    let init: Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(init["result"]["serverInfo"]["name"], "tls-fake");
 
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(post(url, &initialized).await.0, StatusCode::ACCEPTED);
+    assert_eq!(
+        post(url, &initialized, &[]).await.status,
+        StatusCode::ACCEPTED
+    );
 
-    let (status, body) = post(url, &request(2, "tools/list")).await;
-    assert_eq!(status, StatusCode::OK);
-    let tools: Value = serde_json::from_slice(&body).unwrap();
+    let reply = post(url, &request(2, "tools/list", json!({})), &[]).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let tools: Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(tools["result"]["tools"][0]["name"], "echo");
 }
 
@@ -304,9 +280,14 @@ async fn an_upstream_whose_certificate_is_not_trusted_is_a_502() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("untrusted.json");
     let recorder = recorder(&path, upstream.url()).await;
-    let (status, body) = post(&recorder.url("/mcp"), &request(1, "initialize")).await;
-    let text = String::from_utf8_lossy(&body);
-    assert_eq!(status, StatusCode::BAD_GATEWAY, "{text}");
+    let reply = post(
+        &recorder.url("/mcp"),
+        &request(1, "initialize", json!({})),
+        &[],
+    )
+    .await;
+    let text = reply.lossy();
+    assert_eq!(reply.status, StatusCode::BAD_GATEWAY, "{text}");
     assert!(text.contains(&upstream.url()), "{text}");
     assert!(text.contains("certificate"), "{text}");
     recorder.finish().await;

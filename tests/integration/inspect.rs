@@ -11,6 +11,7 @@ use rmcp::model::{CallToolRequestParams, GetPromptRequestParams};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
+use crate::support::cli::Cli;
 use crate::support::http::{Served, rmcp_http_server};
 use crate::support::peer::Peer;
 use crate::support::{BROKEN_SERVER, demo_server_path, list_broken_tools, mcpcassette};
@@ -330,14 +331,13 @@ async fn http_traffic_passes_unchanged_and_every_message_is_logged() {
 
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("http.jsonl");
-    let mut command = mcpcassette();
-    command.arg("inspect").arg("--log").arg(&log).args([
-        "--upstream",
-        &live.url,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    let inspector = Served::start_capturing_stderr(command);
+    let inspector = Cli::inspect()
+        .arg("--log")
+        .arg(&log)
+        .upstream(&live.url)
+        .listen()
+        .capture_stderr()
+        .start();
     let inspected = http_session(&inspector.url).await;
     let (status, stderr) = inspector.stop_with_stderr();
     assert!(status.success(), "{stderr}");

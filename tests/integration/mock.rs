@@ -21,138 +21,18 @@ use rmcp::service::NotificationContext;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
-use tokio::io::{
-    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
-};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::support;
+use crate::support::cli::Cli;
+use crate::support::clients::Raw;
+use crate::support::http_client::{call, post};
 
 /// How long any one exchange may take before the test calls it stuck.
 const PATIENCE: Duration = Duration::from_secs(10);
 const MODERN: &str = "2026-07-28";
-
-// ---------------------------------------------------------------------------
-// A raw JSON-RPC client on an in-process connection
-
-struct Raw {
-    write: WriteHalf<DuplexStream>,
-    read: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    /// Notifications received while waiting for responses.
-    notes: Vec<Value>,
-    next_id: i64,
-}
-
-impl Raw {
-    fn new(mock: &MockServer) -> Raw {
-        let (read, write) = tokio::io::split(mock.duplex());
-        Raw {
-            write,
-            read: BufReader::new(read).lines(),
-            notes: Vec::new(),
-            next_id: 1,
-        }
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.write.write_all(line.as_bytes()).await.unwrap();
-        self.write.flush().await.unwrap();
-    }
-
-    async fn next_message(&mut self) -> Value {
-        let line = tokio::time::timeout(PATIENCE, self.read.next_line())
-            .await
-            .expect("the mock answered in time")
-            .unwrap()
-            .expect("the connection is open");
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// The response to request `id`; notifications meanwhile are kept.
-    async fn response(&mut self, id: i64) -> Value {
-        loop {
-            let message = self.next_message().await;
-            if message.get("method").is_some() {
-                self.notes.push(message);
-            } else if message["id"] == json!(id) {
-                return message;
-            } else {
-                panic!("expected the response to {id}, got {message}");
-            }
-        }
-    }
-
-    /// Sends a request; returns its id.
-    async fn start(&mut self, method: &str, params: Value) -> i64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if !params.is_null() {
-            request["params"] = params;
-        }
-        self.send(request).await;
-        id
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.start(method, params).await;
-        self.response(id).await
-    }
-
-    /// A request declaring 2026-07-28 in `_meta`.
-    async fn modern(&mut self, method: &str, mut params: Value) -> Value {
-        if params.is_null() {
-            params = json!({});
-        }
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
-        });
-        self.request(method, params).await
-    }
-
-    async fn notify(&mut self, method: &str, params: Value) {
-        let mut message = json!({"jsonrpc": "2.0", "method": method});
-        if !params.is_null() {
-            message["params"] = params;
-        }
-        self.send(message).await;
-    }
-
-    /// The legacy handshake; returns the `initialize` result.
-    async fn initialize(&mut self) -> Value {
-        let params = json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        });
-        let response = self.request("initialize", params).await;
-        self.notify("notifications/initialized", Value::Null).await;
-        response["result"].clone()
-    }
-
-    async fn call(&mut self, name: &str, arguments: Value) -> Value {
-        let params = json!({"name": name, "arguments": arguments});
-        self.request("tools/call", params).await
-    }
-
-    /// Waits for a notification with `method` (kept or still to come).
-    async fn notification(&mut self, method: &str) -> Value {
-        if let Some(at) = self.notes.iter().position(|n| n["method"] == method) {
-            return self.notes.remove(at);
-        }
-        loop {
-            let message = self.next_message().await;
-            if message["method"] == method {
-                return message;
-            }
-            self.notes.push(message);
-        }
-    }
-}
 
 fn text(response: &Value) -> &str {
     response["result"]["content"][0]["text"]
@@ -420,13 +300,7 @@ async fn never_answers_until_cancelled_and_does_not_block_the_end() {
         let mock = mock.clone();
         tokio::spawn(async move { mock.serve(server_read, server_write).await })
     };
-    let (read, write) = tokio::io::split(client_side);
-    let mut client = Raw {
-        write,
-        read: BufReader::new(read).lines(),
-        notes: Vec::new(),
-        next_id: 1,
-    };
+    let mut client = Raw::over(client_side);
     client.initialize().await;
     let hung = client
         .start("tools/call", json!({"name": "hang", "arguments": {}}))
@@ -1253,8 +1127,7 @@ fn fixture_file(dir: &tempfile::TempDir) -> std::path::PathBuf {
 }
 
 fn weather_call(id: i64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": "get_weather", "arguments": {"city": "Paris"}}})
+    call(id, "get_weather", json!({"city": "Paris"}))
 }
 
 #[test]
@@ -1321,12 +1194,7 @@ fn serve_refuses_an_invalid_fixture_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.json");
     std::fs::write(&path, "{\"fixture_version\": 1, \"server\": 3}\n").unwrap();
-    let output = support::mcpcassette()
-        .arg("serve")
-        .arg(&path)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let output = Cli::serve(&path).output();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("broken.json"), "{stderr}");
@@ -1365,7 +1233,18 @@ async fn serve_answers_from_a_fixture_over_http() {
         });
         call
     };
-    let answer = post(&url, &modern).await;
+    let reply = post(
+        &url,
+        &modern,
+        &[
+            ("mcp-protocol-version", MODERN),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "get_weather"),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, http::StatusCode::OK);
+    let answer = reply.json();
     assert_eq!(text(&answer), "sunny, 21 °C");
     assert_eq!(answer["result"]["resultType"], "complete");
     assert_eq!(answer["id"], 7);
@@ -1379,28 +1258,4 @@ async fn serve_answers_from_a_fixture_over_http() {
         .await
         .unwrap();
     assert_eq!(status.code(), Some(0));
-}
-
-/// POSTs one modern JSON-RPC request and returns the JSON answer.
-async fn post(url: &str, message: &Value) -> Value {
-    use http_body_util::{BodyExt, Full};
-    use hyper_util::client::legacy::Client;
-    use hyper_util::rt::TokioExecutor;
-
-    let client: Client<_, Full<bytes::Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let request = http::Request::post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", MODERN)
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "get_weather")
-        .body(Full::new(bytes::Bytes::from(message.to_string())))
-        .unwrap();
-    let response = tokio::time::timeout(PATIENCE, client.request(request))
-        .await
-        .expect("answered in time")
-        .unwrap();
-    assert_eq!(response.status(), http::StatusCode::OK);
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&body).unwrap()
 }

@@ -10,14 +10,17 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::AuthorizationRequest;
 use serde_json::json;
 
-use crate::support::http::{Served, replay_listen};
+use crate::support::cli::Cli;
+use crate::support::http::Served;
 use crate::support::oauth::{REDIRECT, authorized_session, code_of, start_sign_in};
 use crate::support::root;
 
 fn replay(auth: &str) -> Served {
-    let mut replay = replay_listen(&root().join("cassettes/demo-legacy.json"));
-    replay.args(["--auth", auth]);
-    Served::start_capturing_stderr(replay)
+    Cli::replay(&root().join("cassettes/demo-legacy.json"))
+        .listen()
+        .args(["--auth", auth])
+        .capture_stderr()
+        .start()
 }
 
 /// The authorization URL's redirect, as a browser would follow it: the
@@ -97,10 +100,11 @@ async fn rmcps_oauth_client_records_a_protected_server_through_the_proxy() {
     let upstream = replay("oauth");
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("protected.json");
-    let recorder = Served::start_capturing_stderr(crate::support::http::record_upstream(
-        &cassette,
-        &upstream.url,
-    ));
+    let recorder = Cli::record(&cassette)
+        .upstream(&upstream.url)
+        .listen()
+        .capture_stderr()
+        .start();
     let url = recorder.url.clone();
 
     let (mut state, authorization_url) = start_sign_in(

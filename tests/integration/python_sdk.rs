@@ -27,34 +27,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support;
-
-const VARIABLE: &str = "MCPCASSETTE_PYTHON";
+use crate::support::pinned::python;
 
 /// How long one run of the client script may take (it takes about a
 /// second; the SDK waits up to 2 s for a server to exit after stdin closes).
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The interpreter with the SDK installed, or a panic explaining how to get
-/// one. Made absolute but not canonical: a venv's `bin/python` is a symlink
-/// whose target would not see the venv's packages.
-fn python() -> PathBuf {
-    let Some(path) = std::env::var_os(VARIABLE) else {
-        panic!(
-            "{VARIABLE} is not set. These tests need the Python MCP SDK from PyPI: run \
-             `bash .ci/run`, or make a venv yourself (`python3 -m venv .ci/work/venv && \
-             .ci/work/venv/bin/pip install -r .ci/requirements.txt`) and set \
-             {VARIABLE}=.ci/work/venv/bin/python"
-        );
-    };
-    let path = std::path::absolute(PathBuf::from(path)).unwrap();
-    assert!(
-        path.is_file(),
-        "{VARIABLE}={} does not name a file; it must be a Python interpreter with the `mcp` \
-         package installed (e.g. .ci/work/venv/bin/python)",
-        path.display()
-    );
-    path
-}
 
 /// A script under `tests/fixtures/python/`.
 fn script(name: &str) -> PathBuf {
@@ -140,9 +117,7 @@ fn unused_methods(report: &Value) -> Vec<String> {
 /// The official schema of `version` (test data beside the repository, as
 /// for `schema_crosscheck`); a panic when it is missing.
 fn official_schema(version: &str) -> PathBuf {
-    let dir = std::env::var_os("MCPCASSETTE_SCHEMA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| support::root().join("../shared/mcp-schema"));
+    let dir = support::pinned::schema_dir();
     let path = dir.join(version).join("schema.json");
     assert!(
         path.is_file(),

@@ -517,9 +517,11 @@ fn credential_query_parameters_are_masked_in_transport_url() {
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("http.json");
-    let served = crate::support::http::Served::start_capturing_stderr(
-        crate::support::http::record_upstream(&path, &upstream),
-    );
+    let served = crate::support::cli::Cli::record(&path)
+        .upstream(&upstream)
+        .listen()
+        .capture_stderr()
+        .start();
     let (_, stderr) = served.stop_with_stderr();
     for secret in ["sig-G7", "code-H8", "tok-I9"] {
         assert!(

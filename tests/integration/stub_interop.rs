@@ -37,7 +37,7 @@ use mcpcassette::fixture::{self, FixtureTool};
 use mcpcassette::schema::ViolationKind;
 use serde_json::{Value, json};
 
-use crate::support::pinned::required;
+use crate::support::pinned::{SDK, everything_js, fastmcp_python, node_modules, python};
 use crate::support::{self, mcpcassette};
 
 /// How long one client run may take.
@@ -46,42 +46,6 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// The name of the control tool made from `tool`.
 fn control_name(tool: &str) -> String {
     format!("{tool}_text_only")
-}
-
-/// `node_modules` with `@modelcontextprotocol/sdk` in it.
-fn node_modules() -> PathBuf {
-    let path = required(
-        "MCPCASSETTE_NODE_MODULES",
-        "the node_modules folder holding @modelcontextprotocol/sdk (.ci/work/node_modules)",
-    );
-    assert!(
-        path.join("@modelcontextprotocol/sdk/package.json")
-            .is_file(),
-        "MCPCASSETTE_NODE_MODULES={} has no @modelcontextprotocol/sdk",
-        path.display()
-    );
-    path
-}
-
-fn python() -> PathBuf {
-    required(
-        "MCPCASSETTE_PYTHON",
-        "a Python interpreter with the `mcp` package (.ci/work/venv/bin/python)",
-    )
-}
-
-fn fastmcp_python() -> PathBuf {
-    required(
-        "MCPCASSETTE_FASTMCP_PYTHON",
-        "a Python interpreter with `fastmcp` 4.x (.ci/work/venv-fastmcp/bin/python)",
-    )
-}
-
-fn everything_js() -> PathBuf {
-    required(
-        "MCPCASSETTE_EVERYTHING",
-        "@modelcontextprotocol/server-everything's dist/index.js",
-    )
 }
 
 fn script(name: &str) -> PathBuf {
@@ -246,7 +210,7 @@ fn assert_every_tool_answered(client: &str, tools: &[FixtureTool], seen: &Value,
 /// Stubs `server`, serves the fixture, and has the three clients call
 /// every tool; returns the fixture's tools and what the TypeScript client saw.
 fn stub_serve_and_call(server: &[String]) -> (Vec<FixtureTool>, Value) {
-    let node_modules = node_modules();
+    let node_modules = node_modules(&[SDK]);
     let python = python();
     let fastmcp = fastmcp_python();
     let dir = tempfile::tempdir().unwrap();

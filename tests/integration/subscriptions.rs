@@ -10,17 +10,14 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http::{Method, StatusCode};
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, replay_listen, rmcp_http_server};
+use crate::support::cli::Cli;
+use crate::support::http::{Served, rmcp_http_server};
+use crate::support::http_client::{self, PATIENCE, SseStream};
 
-const PATIENCE: Duration = Duration::from_secs(10);
 /// How long a listen stream is watched for a notification that must not
 /// come (one sent too early would already be there: replay writes a
 /// request's notifications before its answer).
@@ -30,119 +27,47 @@ const LEGACY: &str = "2025-11-25";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
 
-/// A Streamable HTTP client that can keep a stream open.
+/// A client of one endpoint speaking either era: the shared plain client,
+/// the headers each era sends, and the legacy session.
 struct Http {
-    client: Client<HttpConnector, Full<Bytes>>,
-    url: String,
+    http: http_client::Http,
     /// Legacy: the session `initialize` opened.
     session: Option<String>,
-}
-
-/// The messages of one SSE (or JSON) answer, read as they come.
-struct Stream {
-    body: Incoming,
-    buffer: String,
-    ready: std::collections::VecDeque<Value>,
-    /// Every SSE event's `id:` so far, in order (priming events too).
-    ids: Vec<String>,
-}
-
-impl Stream {
-    /// The next message, if one comes within `within`.
-    async fn next(&mut self, within: Duration) -> Option<Value> {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            if let Some(message) = self.ready.pop_front() {
-                return Some(message);
-            }
-            let frame = tokio::time::timeout_at(deadline, self.body.frame())
-                .await
-                .ok()??
-                .expect("the stream reads");
-            let Ok(data) = frame.into_data() else {
-                continue;
-            };
-            self.buffer.push_str(std::str::from_utf8(&data).unwrap());
-            while let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                if let Some(id) = event.lines().find_map(|line| line.strip_prefix("id:")) {
-                    self.ids.push(id.trim().to_owned());
-                }
-                let data: Vec<&str> = event
-                    .lines()
-                    .filter_map(|line| line.strip_prefix("data:"))
-                    .map(str::trim_start)
-                    .collect();
-                if !data.is_empty() && !data.concat().trim().is_empty() {
-                    self.ready
-                        .push_back(serde_json::from_str(&data.join("\n")).unwrap());
-                }
-            }
-        }
-    }
-
-    /// Every message until the answer ends.
-    async fn all(mut self) -> Vec<Value> {
-        let mut messages = Vec::new();
-        while let Some(message) = self.next(PATIENCE).await {
-            messages.push(message);
-        }
-        messages
-    }
 }
 
 impl Http {
     fn new(url: &str) -> Http {
         Http {
-            client: Client::builder(TokioExecutor::new()).build_http(),
-            url: url.to_owned(),
+            http: http_client::Http::new(url),
             session: None,
         }
     }
 
     /// POSTs `message` as a client of its era sends it.
-    async fn open(&self, message: &Value) -> (StatusCode, Stream) {
+    async fn open(&self, message: &Value) -> (StatusCode, SseStream) {
         let method = message["method"].as_str().unwrap_or_default();
         let modern = message.pointer("/params/_meta").is_some();
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", if modern { MODERN } else { LEGACY });
+        let mut headers = vec![("mcp-protocol-version", if modern { MODERN } else { LEGACY })];
         if modern && !method.is_empty() {
-            request = request.header("mcp-method", method);
+            headers.push(("mcp-method", method));
             if let Some(name) = message.pointer("/params/name").and_then(Value::as_str) {
-                request = request.header("mcp-name", name);
+                headers.push(("mcp-name", name));
             }
         }
         if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session);
+            headers.push(("mcp-session-id", session));
         }
-        let body = Full::new(Bytes::from(serde_json::to_vec(message).unwrap()));
-        let response =
-            tokio::time::timeout(PATIENCE, self.client.request(request.body(body).unwrap()))
-                .await
-                .expect("an answer in time")
-                .expect("the request went through");
-        let status = response.status();
-        let json = response
-            .headers()
+        let body = Bytes::from(serde_json::to_vec(message).unwrap());
+        let (status, headers, body) = self
+            .http
+            .open(self.http.request(Method::POST, &headers, body))
+            .await;
+        let json = headers
             .get("content-type")
             .is_some_and(|c| c.to_str().unwrap().starts_with("application/json"));
-        let mut stream = Stream {
-            body: response.into_body(),
-            buffer: String::new(),
-            ready: Default::default(),
-            ids: Vec::new(),
-        };
+        let mut stream = SseStream::new(body);
         if json {
-            let bytes = (&mut stream.body).collect().await.unwrap().to_bytes();
-            if !bytes.is_empty() {
-                stream
-                    .ready
-                    .push_back(serde_json::from_slice(&bytes).unwrap());
-            }
+            stream.read_json_body().await;
         }
         (status, stream)
     }
@@ -156,37 +81,29 @@ impl Http {
 
     /// The legacy session's GET stream, where a legacy server sends what
     /// belongs to no request.
-    async fn get_stream(&self) -> Stream {
+    async fn get_stream(&self) -> SseStream {
         self.get_stream_after(None).await
     }
 
     /// The GET stream, resumed after `last_event_id` when given.
-    async fn get_stream_after(&self, last_event_id: Option<&str>) -> Stream {
-        let mut request = Request::builder()
-            .method(Method::GET)
-            .uri(&self.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", LEGACY);
+    async fn get_stream_after(&self, last_event_id: Option<&str>) -> SseStream {
+        let mut headers = vec![
+            ("accept", "text/event-stream"),
+            ("content-type", ""),
+            ("mcp-protocol-version", LEGACY),
+        ];
         if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session);
+            headers.push(("mcp-session-id", session));
         }
         if let Some(last) = last_event_id {
-            request = request.header("last-event-id", last);
+            headers.push(("last-event-id", last));
         }
-        let response = tokio::time::timeout(
-            PATIENCE,
-            self.client.request(request.body(Full::default()).unwrap()),
-        )
-        .await
-        .unwrap()
-        .unwrap();
-        assert_eq!(response.status(), StatusCode::OK, "a GET stream");
-        Stream {
-            body: response.into_body(),
-            buffer: String::new(),
-            ready: Default::default(),
-            ids: Vec::new(),
-        }
+        let (status, _, body) = self
+            .http
+            .open(self.http.request(Method::GET, &headers, Bytes::new()))
+            .await;
+        assert_eq!(status, StatusCode::OK, "a GET stream");
+        SseStream::new(body)
     }
 
     /// A legacy `initialize` and `notifications/initialized`.
@@ -194,26 +111,17 @@ impl Http {
         let request = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": LEGACY, "capabilities": {},
             "clientInfo": {"name": "subscriptions-test", "version": "1.0.0"}}});
-        let response = tokio::time::timeout(
-            PATIENCE,
-            self.client.request(
-                Request::builder()
-                    .method(Method::POST)
-                    .uri(&self.url)
-                    .header("content-type", "application/json")
-                    .header("accept", "application/json, text/event-stream")
-                    .body(Full::new(Bytes::from(request.to_string())))
-                    .unwrap(),
-            ),
-        )
-        .await
-        .unwrap()
-        .unwrap();
-        self.session = response
-            .headers()
+        let (_, headers, body) = self
+            .http
+            .open(
+                self.http
+                    .request(Method::POST, &[], Bytes::from(request.to_string())),
+            )
+            .await;
+        self.session = headers
             .get("mcp-session-id")
             .map(|s| s.to_str().unwrap().to_owned());
-        let _ = response.into_body().collect().await;
+        let _ = body.collect().await;
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert!(self.send(&initialized).await.is_empty());
     }
@@ -228,11 +136,11 @@ fn meta() -> Value {
 }
 
 fn call(id: u64, name: &str, arguments: Value, modern: bool) -> Value {
-    let mut params = json!({"name": name, "arguments": arguments});
+    let mut call = http_client::call(id, name, arguments);
     if modern {
-        params["_meta"] = meta();
+        call["params"]["_meta"] = meta();
     }
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    call
 }
 
 fn listen(id: u64, filter: Value) -> Value {
@@ -306,7 +214,7 @@ async fn modern_session(url: &str, listen_id: u64) -> Value {
 }
 
 fn replay_server(path: &std::path::Path) -> Served {
-    Served::start_capturing_stderr(replay_listen(path))
+    Cli::replay(path).listen().capture_stderr().start()
 }
 
 /// Stops replay, which must have answered everything.
@@ -325,7 +233,7 @@ async fn a_change_reaches_the_listen_stream_after_the_call_that_caused_it() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("listen.json");
-    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorder = Cli::record(&path).upstream(&live.url).listen().start();
     let recorded = modern_session(&recorder.url, 100).await;
     assert!(recorder.stop().success());
     drop(live);
@@ -363,7 +271,7 @@ async fn a_legacy_client_of_a_modern_recording_gets_the_change_untagged() {
     let live = Served::start(rmcp_http_server());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("listen.json");
-    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorder = Cli::record(&path).upstream(&live.url).listen().start();
     let _ = modern_session(&recorder.url, 100).await;
     assert!(recorder.stop().success());
     drop(live);
@@ -395,7 +303,7 @@ async fn a_legacy_client_of_a_modern_recording_gets_the_change_untagged() {
 /// event ids (its priming event's too).
 async fn record_legacy_change(path: &std::path::Path) -> (Value, Vec<String>) {
     let live = Served::start(rmcp_http_server());
-    let recorder = Served::start(record_upstream(path, &live.url));
+    let recorder = Cli::record(path).upstream(&live.url).listen().start();
     let mut http = Http::new(&recorder.url);
     http.initialize().await;
     assert!(http.session.is_some(), "a legacy session");

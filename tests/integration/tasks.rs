@@ -16,7 +16,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
-use crate::support::http::{Served, record_upstream, replay_listen, rmcp_http_server};
+use crate::support::cli::Cli;
+use crate::support::http::{Served, rmcp_http_server};
 
 /// A modern client that declares the tasks extension.
 async fn connect(url: &str) -> RunningService<RoleClient, ClientConfig> {
@@ -78,7 +79,7 @@ async fn a_task_polled_faster_or_slower_than_recorded_still_completes() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("task.json");
-    let recorder = Served::start(record_upstream(&path, &live.url));
+    let recorder = Cli::record(&path).upstream(&live.url).listen().start();
     let (recorded, recorded_polls) = run_task(&recorder.url, Duration::from_millis(100)).await;
     assert!(recorder.stop().success());
     drop(live);
@@ -88,9 +89,11 @@ async fn a_task_polled_faster_or_slower_than_recorded_still_completes() {
         "a second at 100 ms: {recorded_polls} polls"
     );
 
-    let mut replay = replay_listen(&path);
-    replay.arg("--fail-on-unused");
-    let replayer = Served::start_capturing_stderr(replay);
+    let replayer = Cli::replay(&path)
+        .listen()
+        .arg("--fail-on-unused")
+        .capture_stderr()
+        .start();
     // Faster: as many polls as recorded would have been answered; more
     // get the final status again.
     let (fast, _) = run_task(&replayer.url, Duration::from_millis(1)).await;

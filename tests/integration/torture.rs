@@ -517,11 +517,9 @@ fn a_lone_surrogate_is_read_and_answered_by_id() {
 
 #[test]
 fn listen_accepts_localhost() {
-    let served = crate::support::http::Served::start({
-        let mut command = replay(&root().join("cassettes/demo-legacy.json"));
-        command.args(["--listen", "localhost:0"]);
-        command
-    });
+    let served = crate::support::cli::Cli::replay(&root().join("cassettes/demo-legacy.json"))
+        .args(["--listen", "localhost:0"])
+        .start();
     assert!(
         served.url.starts_with("http://127.0.0.1:"),
         "{}",

@@ -26,8 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support;
-
-const VARIABLE: &str = "MCPCASSETTE_NODE_MODULES";
+use crate::support::pinned::{SDK, node_modules};
 
 /// Replays in a row; each must see every progress event.
 const RUNS: usize = 50;
@@ -37,26 +36,6 @@ const STEPS: u64 = 5;
 
 /// How long one client script may take (50 runs take a few seconds).
 const TIMEOUT: Duration = Duration::from_secs(180);
-
-/// The `node_modules` with the SDK, or a panic explaining how to get one.
-fn node_modules() -> PathBuf {
-    let Some(path) = std::env::var_os(VARIABLE) else {
-        panic!(
-            "{VARIABLE} is not set. These tests need @modelcontextprotocol/sdk from npm: run \
-             `bash .ci/run`, or install it yourself (`npm ci` in a copy of .ci/) and set \
-             {VARIABLE}=<dir>/node_modules (e.g. .ci/work/node_modules)"
-        );
-    };
-    let path = std::path::absolute(PathBuf::from(path)).unwrap();
-    assert!(
-        path.join("@modelcontextprotocol/sdk/package.json")
-            .is_file(),
-        "{VARIABLE}={} has no @modelcontextprotocol/sdk; it must name the node_modules \
-         folder npm installed it into (e.g. .ci/work/node_modules)",
-        path.display()
-    );
-    path
-}
 
 fn script(name: &str) -> String {
     support::root()
@@ -195,7 +174,7 @@ fn record(modules: &Path, dir: &Path) -> PathBuf {
 #[test]
 #[ignore = "needs @modelcontextprotocol/sdk from npm (MCPCASSETTE_NODE_MODULES); .ci/run installs it and runs ignored tests"]
 fn every_stdio_replay_sees_every_progress_event() {
-    let modules = node_modules();
+    let modules = node_modules(&[SDK]);
     let dir = tempfile::tempdir().unwrap();
     let cassette = record(&modules, dir.path());
     let replay = |extra: &[&str]| {
@@ -213,7 +192,7 @@ fn every_stdio_replay_sees_every_progress_event() {
 #[test]
 #[ignore = "needs @modelcontextprotocol/sdk from npm (MCPCASSETTE_NODE_MODULES); .ci/run installs it and runs ignored tests"]
 fn every_http_replay_sees_every_progress_event() {
-    let modules = node_modules();
+    let modules = node_modules(&[SDK]);
     let dir = tempfile::tempdir().unwrap();
     let cassette = record(&modules, dir.path());
     // One server, a new session per run; the call is answered again and

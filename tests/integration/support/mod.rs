@@ -1,6 +1,27 @@
-//! Shared test support: paths to the binaries and a scripted stdio client.
+//! Shared test support, one place for what several test files need:
+//!
+//! - here: the binaries under test (`mcpcassette`, the examples) and the
+//!   demo server's handshake;
+//! - [`cli`]: `mcpcassette replay|record|serve|inspect` started as a child
+//!   process, built fluently (`Cli::replay(&path).listen().start()`);
+//! - [`http`]: HTTP servers run as child processes ([`http::Served`]);
+//! - [`http_client`]: a plain HTTP client (POST, GET streams, SSE) and the
+//!   JSON-RPC messages sent through it;
+//! - [`peer`]: a scripted stdio client of a child process;
+//! - [`clients`]: the hand-written clients the library's `TestClient`
+//!   cannot replace, and why;
+//! - [`pinned`]: where the ignored interop tests find Node, the npm
+//!   packages and the Python interpreters (`MCPCASSETTE_*` variables);
+//! - [`process`]: running a child to the end with a deadline;
+//! - [`loopback`]: scripted in-process HTTP servers; [`recorder`]: the
+//!   HTTP recorder in-process; [`notes`]: the notes server through
+//!   `run --scope`; [`oauth`]: rmcp's OAuth client as the OAuth tests
+//!   drive it.
 
+pub mod cli;
+pub mod clients;
 pub mod http;
+pub mod http_client;
 pub mod loopback;
 pub mod notes;
 pub mod oauth;
@@ -74,23 +95,18 @@ pub fn demo_client_transcript(era: &str, command: &Command) -> serde_json::Value
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-/// `mcpcassette record --cassette PATH -- demo_server`.
+/// `mcpcassette record --cassette PATH -- demo_server` (the
+/// [`cli::Cli`] builder's command, for a test that adds to it).
 pub fn record_demo(cassette: &std::path::Path) -> Command {
-    let mut command = mcpcassette();
-    command
-        .arg("record")
-        .arg("--cassette")
-        .arg(cassette)
+    cli::Cli::record(cassette)
         .arg("--")
-        .arg(demo_server_path());
-    command
+        .arg(demo_server_path())
+        .command()
 }
 
-/// `mcpcassette replay PATH`.
+/// `mcpcassette replay PATH` (the [`cli::Cli`] builder's command).
 pub fn replay(cassette: &std::path::Path) -> Command {
-    let mut command = mcpcassette();
-    command.arg("replay").arg(cassette);
-    command
+    cli::Cli::replay(cassette).command()
 }
 
 /// The handshake with the example server: `initialize`, answered by the

@@ -48,7 +48,7 @@ pub fn started(command: Command) -> Peer {
 
 /// Calls `tool`: its text, or `error CODE`.
 pub fn call(peer: &mut Peer, tool: &str, arguments: Value) -> String {
-    let answer = peer.request("tools/call", json!({"name": tool, "arguments": arguments}));
+    let answer = peer.call_tool(tool, arguments);
     match answer.response.get("result") {
         Some(result) => result["content"][0]["text"].as_str().unwrap().to_owned(),
         None => format!("error {}", answer.response["error"]["code"]),

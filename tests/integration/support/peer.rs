@@ -156,6 +156,11 @@ impl Peer {
         self.until_response(&json!(id))
     }
 
+    /// Calls the tool `name` with `arguments` (a `tools/call` request).
+    pub fn call_tool(&mut self, name: &str, arguments: Value) -> Exchange {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
     /// Collects messages until the response with `id`.
     pub fn until_response(&mut self, id: &Value) -> Exchange {
         let mut before = Vec::new();
