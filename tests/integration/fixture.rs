@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use mcpcassette::check::{self, CheckConfig, Code, FileReport, Severity};
-use mcpcassette::client::{Live, StdioLive};
 use mcpcassette::fixture::{self, Fixture, ItemKind, RpcError};
 use mcpcassette::schema::ViolationKind;
 use serde_json::{Value, json};

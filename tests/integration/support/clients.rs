@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcpcassette::live::{Live, StdioLive};
+use mcpcassette::client::{Live, StdioLive};
 use mcpcassette::mock::MockServer;
 use serde_json::{Value, json};
 use tokio::io::{
