@@ -4,7 +4,7 @@
 # authorization-server-metadata-endpoint, authorization-code-grant) score
 #
 #   live      the OAuth test upstream's own authorization server
-#             (tests/fixtures/tsdk/oauth_server.mjs, the TS SDK's auth parts)
+#             (tests/peers/tsdk/oauth_server.mjs, the TS SDK's auth parts)
 #   proxied   the same server through `mcpcassette record`'s stand-in
 #             ({proxy}/_mcpcassette/as/0), as a client recording through
 #             the proxy reaches it
@@ -139,7 +139,7 @@ mkdir -p "$results"
 # Live: the upstream's own authorization server.
 mcp_port="$(free_port)"
 auth_port="$(free_port)"
-start "$results/upstream" "$node" tests/fixtures/tsdk/oauth_server.mjs \
+start "$results/upstream" "$node" tests/peers/tsdk/oauth_server.mjs \
     --node-modules "$modules" --port "$mcp_port" --auth-port "$auth_port"
 first_line "$results/upstream"
 upstream_url="$url"
@@ -164,7 +164,7 @@ curl -sf "$proxy_origin/.well-known/oauth-authorization-server${proxy_issuer#"$p
 score proxied "$proxy_issuer" "$proxy_issuer/registration_endpoint" "$proxy_url"
 
 # A recording for replay: the TS SDK client's OAuth session through the proxy.
-"$node" tests/fixtures/tsdk/oauth_client.mjs --node-modules "$modules" "$proxy_url" \
+"$node" tests/peers/tsdk/oauth_client.mjs --node-modules "$modules" "$proxy_url" \
     >"$results/client.out" 2>"$results/client.err" || {
     cat "$results/client.err" >&2
     die "the TS SDK OAuth client failed through the proxy"

@@ -191,7 +191,7 @@ conformance="$(conformance_bin "$conformance_pkg")"
 [ -f "$conformance" ] || die "the conformance suite's bin ($conformance) is missing"
 everything="$modules/@modelcontextprotocol/server-everything/dist/index.js"
 [ -f "$everything" ] || die "$everything is missing"
-loopback="$root/tests/fixtures/loopback.cjs"
+loopback="$root/tests/peers/loopback.cjs"
 
 build=(--example rmcp_http_server)
 if [ "$build_bin" = yes ]; then

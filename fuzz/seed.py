@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seed corpora for the fuzz targets from the shipped cassettes, the
-schema corpus (tests/fixtures/schema-corpus) and, when it is beside the
+schema corpus (tests/schema-corpus) and, when it is beside the
 repository, the official schema examples (../shared/mcp-schema/*/examples).
 
 Usage: fuzz/seed.py [CORPUS_DIR]   (default: fuzz/corpus)
@@ -36,7 +36,7 @@ def messages():
                 for key in ("notification", "server_request", "client_response"):
                     if key in event:
                         yield event[key]
-    for path in sorted((ROOT / "tests/fixtures/schema-corpus").glob("*.json")):
+    for path in sorted((ROOT / "tests/schema-corpus").glob("*.json")):
         for entry in json.loads(path.read_text())["entries"]:
             yield entry["message"]
     examples = ROOT.parent / "shared" / "mcp-schema"
@@ -53,7 +53,7 @@ def main() -> None:
     all_messages = list(messages())
     for path in sorted((ROOT / "cassettes").glob("*.json")):
         put("loader", path.read_bytes())
-    for path in sorted((ROOT / "tests/fixtures").rglob("*fixture*.json")):
+    for path in sorted((ROOT / "tests/peers").rglob("*fixture*.json")):
         put("loader", path.read_bytes())
     all_messages = [m for m in all_messages if isinstance(m, dict)]
     for n, message in enumerate(all_messages):

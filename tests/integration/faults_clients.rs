@@ -8,7 +8,7 @@
 //!
 //! | test | client | eras |
 //! |---|---|---|
-//! | `faults_clients_ts` | `@modelcontextprotocol/sdk` 1.32.2 (`tests/fixtures/faults/ts_client.mjs`) | legacy client only (1.x has no 2026-07-28); the modern cassette is served to it across eras |
+//! | `faults_clients_ts` | `@modelcontextprotocol/sdk` 1.32.2 (`tests/peers/faults/ts_client.mjs`) | legacy client only (1.x has no 2026-07-28); the modern cassette is served to it across eras |
 //! | `faults_clients_mcp` | Python `mcp` 2.3.0 `ClientSession` (`py_client.py --sdk mcp`) | `initialize` on the legacy cassette, `discover()` on the modern one |
 //! | `faults_clients_fastmcp` | fastmcp 4.2.3 `Client` (`py_client.py --sdk fastmcp`) | `mode="legacy"` on the legacy cassette, its default `mode="auto"` on the modern one |
 //! | `faults_clients_rmcp` | rmcp 3.11 (in process) | `initialize` on the legacy cassette, `Discover` on the modern one |
@@ -631,7 +631,7 @@ fn read_report(path: &Path) -> Value {
 
 /// The command line of a script client up to its target.
 fn script_client(sdk: Sdk, era: Era, op: &str, timeout_ms: u64) -> Command {
-    let fixtures = support::root().join("tests/fixtures/faults");
+    let fixtures = support::root().join("tests/peers/faults");
     match sdk {
         Sdk::Ts => {
             let modules = node_modules(&[]);

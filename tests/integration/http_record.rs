@@ -856,7 +856,7 @@ impl Everything {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             probe.local_addr().unwrap().port()
         };
-        let preload = crate::support::root().join("tests/fixtures/loopback.cjs");
+        let preload = crate::support::root().join("tests/peers/loopback.cjs");
         let child = tokio::process::Command::new("node")
             .arg("-r")
             .arg(preload)

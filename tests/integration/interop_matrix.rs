@@ -17,7 +17,7 @@
 //! | `interop_matrix_mcp1_client` | Python `mcp` 1.30 `ClientSession` (`mcp_client.py`) |
 //!
 //! Servers: `ts_server.mjs` and `fastmcp_server.py` (all fixtures are in
-//! `tests/fixtures/interop/`; the scenario, the transcript and the servers'
+//! `tests/peers/interop/`; the scenario, the transcript and the servers'
 //! surface are the same for all, see `ts_client.mjs`). For each server ×
 //! transport a test runs its client three times:
 //!
@@ -188,7 +188,7 @@ fn expected() -> Value {
 
 /// A fixture script, which must exist.
 fn fixture(name: &str) -> PathBuf {
-    let path = support::root().join("tests/fixtures/interop").join(name);
+    let path = support::root().join("tests/peers/interop").join(name);
     assert!(path.is_file(), "the fixture {} is missing", path.display());
     path
 }

@@ -1,7 +1,7 @@
 //! Recording an OAuth-protected upstream with the client's own OAuth flow
 //! going through the proxy, and replaying it offline with `--auth oauth`.
 //!
-//! The upstream (`tests/fixtures/tsdk/oauth_server.mjs`) is written with
+//! The upstream (`tests/peers/tsdk/oauth_server.mjs`) is written with
 //! the TypeScript SDK's auth parts: its own authorization server, tokens
 //! bound to the resource they were asked for (so a token for the proxy's
 //! URL is refused), a tool that echoes the caller's token, and one that
@@ -29,7 +29,7 @@ use crate::support::pinned::{SDK, node, node_modules};
 use crate::support::{mcpcassette, root};
 
 fn script(name: &str) -> PathBuf {
-    root().join("tests/fixtures/tsdk").join(name)
+    root().join("tests/peers/tsdk").join(name)
 }
 
 /// A loopback port nothing listens on (the upstream needs its two ports

@@ -2,10 +2,10 @@
 //! (version pinned in `.ci/requirements.txt`), on both sides of the wire:
 //!
 //! - its client (`ClientSession` over `stdio_client`,
-//!   `tests/fixtures/python/client.py`) against `replay` of the shipped
+//!   `tests/peers/python/client.py`) against `replay` of the shipped
 //!   cassettes, against `serve` of a fixture, and through `record`;
 //! - its high-level server (`MCPServer`, formerly `FastMCP`,
-//!   `tests/fixtures/python/server.py`) recorded by `record`, replayed by
+//!   `tests/peers/python/server.py`) recorded by `record`, replayed by
 //!   `replay`, and its real traffic checked by `check`.
 //!
 //! The client script runs one fixed session (handshake, tools, `echo` and
@@ -33,9 +33,9 @@ use crate::support::pinned::python;
 /// second; the SDK waits up to 2 s for a server to exit after stdin closes).
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A script under `tests/fixtures/python/`.
+/// A script under `tests/peers/python/`.
 fn script(name: &str) -> PathBuf {
-    support::root().join("tests/fixtures/python").join(name)
+    support::root().join("tests/peers/python").join(name)
 }
 
 /// `python server.py`: the SDK's server.

@@ -1,7 +1,7 @@
 //! Cross-checks the built-in MCP rules (`schema::check_message`,
 //! `schema::check_shape`) against the official schema.json of every
 //! version: the verdict (valid or not) must agree on every corpus entry
-//! under `tests/fixtures/schema-corpus/`, and on every example instance the
+//! under `tests/schema-corpus/`, and on every example instance the
 //! specification publishes for 2026-07-28. The corpus also pins which kinds
 //! of violation the built-in rules report.
 //!
@@ -76,7 +76,7 @@ fn schema_dir() -> PathBuf {
 }
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schema-corpus")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schema-corpus")
 }
 
 /// One corpus file.
@@ -237,7 +237,7 @@ fn verdict(violations: &[Violation]) -> &'static str {
 
 fn run_corpus(official: &Official, report: &mut Report) -> usize {
     let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/fixtures/schema-corpus")
+        .expect("tests/schema-corpus")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();

@@ -150,7 +150,7 @@ fn typescript_sdk_default_env_in_ci_never_starts_the_server() {
         "MCPCASSETTE_TS_SDK",
         "the @modelcontextprotocol/sdk package (.ci/work/node_modules/@modelcontextprotocol/sdk)",
     );
-    let script = support::root().join("tests/fixtures/ts/default_env_client.mjs");
+    let script = support::root().join("tests/peers/ts/default_env_client.mjs");
     let command = || {
         let mut node = Command::new("node");
         node.arg(&script).arg(&sdk);
@@ -165,7 +165,7 @@ fn typescript_sdk_default_env_in_ci_never_starts_the_server() {
 
 /// Runs a Python client script with `python`.
 fn python_client(python: &Path, script: &str) {
-    let script = support::root().join("tests/fixtures/python").join(script);
+    let script = support::root().join("tests/peers/python").join(script);
     // The process name the kernel shows: the file run (the venv's link),
     // cut to 15 bytes.
     let name: String = python

@@ -1,8 +1,8 @@
 //! `stub` → `serve` → every tool called by the clients users run: the
-//! TypeScript SDK's `Client` (`tests/fixtures/stub/client.cjs`), the
-//! Python `mcp` SDK's `ClientSession` (`tests/fixtures/stub/client.py`),
+//! TypeScript SDK's `Client` (`tests/peers/stub/client.cjs`), the
+//! Python `mcp` SDK's `ClientSession` (`tests/peers/stub/client.py`),
 //! both in the legacy era, fastmcp's `Client`
-//! (`tests/fixtures/stub/fastmcp_client.py`, 2026-07-28), and the MCP
+//! (`tests/peers/stub/fastmcp_client.py`, 2026-07-28), and the MCP
 //! Inspector's CLI (2.x, on Node 22) for the tools with an outputSchema.
 //! All validate a `tools/call` result against the tool's `outputSchema`
 //! and refuse one without `structuredContent`, so a stub of a server whose
@@ -10,7 +10,7 @@
 //! schemas accept.
 //!
 //! The stubbed servers: `@modelcontextprotocol/server-everything` (its
-//! `get-structured-content`), and `tests/fixtures/stub/typed_server.cjs`, a
+//! `get-structured-content`), and `tests/peers/stub/typed_server.cjs`, a
 //! TypeScript SDK server whose output schemas use nested objects, `$defs`
 //! and `$ref`, formats, enums, bounds, arrays, nullables and
 //! `anyOf`/`oneOf`/`allOf`. Every fixture also gets a control: a copy of an
@@ -49,7 +49,7 @@ fn control_name(tool: &str) -> String {
 }
 
 fn script(name: &str) -> PathBuf {
-    support::root().join("tests/fixtures/stub").join(name)
+    support::root().join("tests/peers/stub").join(name)
 }
 
 /// Runs `command` to the end (with a deadline); its stdout, which must be

@@ -9,8 +9,8 @@
 //!
 //! The cassette is recorded here, through `mcpcassette record`, from a
 //! small server written with the same SDK
-//! (`tests/fixtures/tsdk/progress_server.mjs`), by the client script
-//! (`tests/fixtures/tsdk/progress_client.mjs`) that the replays then run.
+//! (`tests/peers/tsdk/progress_server.mjs`), by the client script
+//! (`tests/peers/tsdk/progress_client.mjs`) that the replays then run.
 //!
 //! The SDK is not vendored: `.ci/run` installs it with `npm ci` and runs
 //! these tests with `MCPCASSETTE_NODE_MODULES` naming that `node_modules`
@@ -39,7 +39,7 @@ const TIMEOUT: Duration = Duration::from_secs(180);
 
 fn script(name: &str) -> String {
     support::root()
-        .join("tests/fixtures/tsdk")
+        .join("tests/peers/tsdk")
         .join(name)
         .display()
         .to_string()

@@ -469,7 +469,7 @@ fn volatile_values_get_the_normalize_rule_that_absorbs_them() {
     drop(server);
 }
 
-/// The TypeScript SDK's own server (`tests/fixtures/ts_streams_server.mjs`
+/// The TypeScript SDK's own server (`tests/peers/ts_streams_server.mjs`
 /// on `@modelcontextprotocol/sdk` from npm): log messages on the GET
 /// stream, progress on the call's stream, their interleaving left to
 /// timing. Recorded once through `record --upstream`, verified again and
@@ -488,7 +488,7 @@ fn ts_sdk_server_logs_and_progress_never_drift() {
     let modules = node_modules(&[NODE22]);
     let mut server = std::process::Command::new(modules.join(NODE22));
     server
-        .arg(crate::support::root().join("tests/fixtures/ts_streams_server.mjs"))
+        .arg(crate::support::root().join("tests/peers/ts_streams_server.mjs"))
         .env(NODE_MODULES, &modules);
     let live = Served::start(server);
 

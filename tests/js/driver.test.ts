@@ -1,4 +1,4 @@
-// The meta-level: runs `vitest run` on copies of fixtures/ in child
+// The meta-level: runs `vitest run` on copies of suites/ in child
 // processes, with the environment each scenario chooses (as a developer's
 // machine or CI would), and checks the exit status, which test failed and
 // with what, and what Vitest printed.
@@ -26,13 +26,13 @@ interface Run {
   tests: AssertionResult[];
 }
 
-/** A fresh copy of fixtures/, inside this project (so `mcpcassette` resolves to node_modules). */
+/** A fresh copy of suites/, inside this project (so `mcpcassette` resolves to node_modules). */
 function project(name: string): string {
   const dir = path.join(scenarios, name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  for (const file of fs.readdirSync(path.join(here, "fixtures"))) {
-    fs.copyFileSync(path.join(here, "fixtures", file), path.join(dir, file));
+  for (const file of fs.readdirSync(path.join(here, "suites"))) {
+    fs.copyFileSync(path.join(here, "suites", file), path.join(dir, file));
   }
   return dir;
 }
