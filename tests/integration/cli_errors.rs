@@ -1,7 +1,17 @@
 //! Errors say each cause once: an OS error wrapped by one of our
 //! errors is not repeated by the chain printed after it.
 
+use std::error::Error;
 use std::process::Stdio;
+use std::sync::Arc;
+
+use mcpcassette::cassette::{KeyRule, ResolveError, RulesError};
+use mcpcassette::cli_support::chain;
+use mcpcassette::drift::DriftError;
+use mcpcassette::live::LiveError;
+use mcpcassette::redact::RedactError;
+use mcpcassette::replay::UpstreamFailure;
+use mcpcassette::{CassetteError, RecordError};
 
 use crate::support::{mcpcassette, root};
 
@@ -129,5 +139,124 @@ fn no_error_says_a_cause_twice() {
                 "{args:?}: `{segment}` is said twice: {line}"
             );
         }
+    }
+}
+
+fn io() -> std::io::Error {
+    std::io::Error::other("the disk is on fire")
+}
+
+fn not_json() -> serde_json::Error {
+    serde_json::from_str::<serde_json::Value>("{").unwrap_err()
+}
+
+fn spawn() -> LiveError {
+    LiveError::Spawn {
+        program: "server".into(),
+        source: io(),
+    }
+}
+
+/// Every kind of error the library makes with a source, one of each.
+fn with_sources() -> Vec<Box<dyn Error>> {
+    let selector = "tools/call=params".parse::<KeyRule>().unwrap_err();
+    // Not a literal: clippy refuses a literal regex that does not build.
+    let regex = || regex::Regex::new(std::hint::black_box("acct-[")).unwrap_err();
+    let errors: Vec<Box<dyn Error>> = vec![
+        Box::new(CassetteError::Read {
+            path: "c.json".into(),
+            source: io(),
+        }),
+        Box::new(CassetteError::Write {
+            path: "c.json".into(),
+            source: io(),
+        }),
+        Box::new(ResolveError::Read {
+            path: "r.json".into(),
+            source: io(),
+        }),
+        Box::new(ResolveError::Parse {
+            path: "r.json".into(),
+            source: not_json(),
+        }),
+        Box::new(ResolveError::Invalid {
+            path: Some("r.json".into()),
+            source: RulesError::CaseAnswer { case: 0 },
+        }),
+        Box::new(selector),
+        Box::new(RedactError::RegexSet(regex())),
+        Box::new(RulesError::Redaction(RedactError::RegexSet(regex()))),
+        Box::new(RecordError::Wait(io())),
+        Box::new(RecordError::Signals(nix::Error::EINVAL)),
+        Box::new(RecordError::Bind {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            source: io(),
+        }),
+        Box::new(RecordError::Live(spawn())),
+        Box::new(DriftError::Spawn {
+            program: "server".into(),
+            source: io(),
+        }),
+        Box::new(DriftError::Live(spawn())),
+        Box::new(UpstreamFailure::Live(Arc::new(spawn()))),
+        Box::new(UpstreamFailure::Unwaitable(Arc::new(io()))),
+        Box::new(spawn()),
+        Box::new(LiveError::Wait(io())),
+        Box::new(LiveError::Write(io())),
+        Box::new(LiveError::Runtime(io())),
+        Box::new(mcpcassette::ModeError::ReadProject {
+            path: "mcpcassette.toml".into(),
+            source: io(),
+        }),
+        Box::new(mcpcassette::check::CheckError::Read {
+            path: "c.json".into(),
+            source: io(),
+        }),
+        Box::new(mcpcassette::fixture::FixtureError::Read {
+            path: "f.json".into(),
+            source: io(),
+        }),
+        Box::new(mcpcassette::schema::OfficialSchemaError::Read {
+            path: "schema.json".into(),
+            source: io(),
+        }),
+        Box::new(mcpcassette::schema::OfficialSchemaError::Parse {
+            path: "schema.json".into(),
+            source: not_json(),
+        }),
+        Box::new(mcpcassette::testkit::ClientError::Rpc(
+            mcpcassette::RpcError::new(-32601, "Method not found"),
+        )),
+        Box::new(mcpcassette::stub::StubError::Live(spawn())),
+    ];
+    #[cfg(feature = "tls")]
+    let errors = errors
+        .into_iter()
+        .chain([
+            Box::new(LiveError::TlsConfig(rustls::Error::General("no".into()))) as Box<dyn Error>,
+            Box::new(LiveError::CaFile {
+                var: "MCPCASSETTE_CA_FILE",
+                path: "ca.pem".into(),
+                source: Box::new(io()),
+            }),
+        ])
+        .collect();
+    errors
+}
+
+/// Each error says what went wrong at its own level and leaves its cause
+/// to the chain, which says it once, after it.
+#[test]
+fn no_message_repeats_its_source() {
+    for error in with_sources() {
+        let message = error.to_string();
+        let source = error.source().map(ToString::to_string);
+        let source = source.unwrap_or_else(|| panic!("`{message}` has no source"));
+        assert!(
+            !message.contains(&source),
+            "`{message}` repeats its source `{source}`"
+        );
+        let cause = chain(error.source().unwrap());
+        assert_eq!(chain(error.as_ref()), format!("{message}: {cause}"));
     }
 }

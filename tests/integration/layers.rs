@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// The layers, bottom first, as docs/architecture.md has them.
 const LAYERS: [&[&str]; 7] = [
-    &["json", "jsonrpc", "parallel", "protocol"],
+    &["error_chain", "json", "jsonrpc", "parallel", "protocol"],
     &["redact", "schema"],
     &["cassette", "example"],
     &["fixture", "matching", "mode", "transport"],
