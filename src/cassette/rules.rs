@@ -265,7 +265,9 @@ pub enum RulesError {
     /// A redaction rule (`redact`) that cannot be built.
     #[error(transparent)]
     Redaction(#[from] crate::redact::RedactError),
-    /// A fault rule (`faults`) that cannot be used.
+    /// A fault rule (`faults`) that cannot be used. The message is the
+    /// fault error's own parts, pointer first like every rules error, so
+    /// that error is not also a source: a chain would say it twice.
     #[error("{}: {}", .0.pointer, .0.message)]
     Faults(FaultsError),
 }

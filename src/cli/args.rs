@@ -393,7 +393,7 @@ pub struct MatchArgs {
     pub ignore: Vec<Selector>,
     /// Match a method on these parts only, e.g.
     /// tools/call=/params/name,/params/arguments; repeatable.
-    #[arg(long, value_name = "METHOD=SELECTOR,...")]
+    #[arg(long, value_name = "METHOD=SELECTOR,...", value_parser = key_rule)]
     pub key: Vec<KeyRule>,
     /// Write a JSON report of unmatched requests and unused interactions.
     #[arg(long, value_name = "PATH")]
@@ -562,6 +562,13 @@ pub struct StubArgs {
     /// The stdio server command and its arguments.
     #[arg(last = true, value_name = "SERVER CMD")]
     pub command: Vec<String>,
+}
+
+/// A `--key` rule. clap shows a parser's error by its message alone, so
+/// the error is said here with its cause (the selector's problem).
+pub fn key_rule(text: &str) -> Result<KeyRule, String> {
+    text.parse::<KeyRule>()
+        .map_err(|e| mcpcassette::cli_support::chain(&e))
 }
 
 /// A `--listen` address: `IP:PORT`, or `localhost:PORT`, which is the

@@ -105,12 +105,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("empty.pem");
         std::fs::write(&path, "not a certificate\n").unwrap();
-        let error = ca_file(&path).unwrap_err().to_string();
+        let error = crate::error_chain::chain(&ca_file(&path).unwrap_err());
         assert!(error.contains(CA_FILE_VAR), "{error}");
         assert!(error.contains("no certificate"), "{error}");
 
         let missing = dir.path().join("missing.pem");
-        let error = ca_file(&missing).unwrap_err().to_string();
+        let error = crate::error_chain::chain(&ca_file(&missing).unwrap_err());
         assert!(error.contains("missing.pem"), "{error}");
     }
 }

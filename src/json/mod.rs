@@ -51,7 +51,10 @@ pub(crate) enum ParseError {
     /// It nests deeper than its limit.
     #[error(transparent)]
     TooDeep(TooDeep),
-    /// It is not valid JSON, or not the expected shape.
+    /// It is not valid JSON, or not the expected shape. The message is
+    /// serde's own, reworded and without its position (which callers say
+    /// their own way), so serde's error is not also a source: a chain
+    /// would say it twice.
     #[error("{}", plain_error(.0))]
     Json(serde_json::Error),
 }
