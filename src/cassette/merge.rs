@@ -15,7 +15,7 @@ use std::path::Path;
 use super::builder::Finished;
 use super::error::CassetteError;
 use super::format::{Cassette, Interaction};
-use super::{save, store};
+use super::{load, save};
 use crate::protocol::Era;
 
 /// How far into a cassette its `recorded_at` is looked for before the
@@ -58,7 +58,7 @@ impl Finished {
                     path: path.into(),
                     source,
                 })?;
-        let mut cassette = store::load(path)?;
+        let mut cassette = load::load(path)?;
         join(&mut cassette, header, recorded, process);
         save::save(path, &cassette)?;
         Ok(true)
@@ -138,7 +138,7 @@ mod tests {
     }
 
     fn tools(path: &Path) -> Vec<(u32, String)> {
-        store::load(path)
+        load::load(path)
             .unwrap()
             .interactions
             .iter()

@@ -5,9 +5,11 @@ mod builder;
 mod error;
 mod faults;
 mod format;
+mod load;
 mod mask;
 mod merge;
 mod presize;
+mod recovery;
 mod resolve;
 mod rules;
 pub(crate) mod save;
@@ -32,7 +34,10 @@ pub use format::{
     EventRef, HttpEndpointBehaviour, HttpExchange, HttpSituation, RecordedAuth, SessionState,
     SseFrame, StepUp, StreamedEvent,
 };
+pub(crate) use load::to_pointer;
+pub use load::{load, parse, parse_bytes};
 pub(crate) use mask::{mask_event, mask_interaction};
+pub use recovery::{Recovery, SkipReason, SkippedLine, recover, recover_idle};
 pub use resolve::ResolveError;
 pub use rules::{
     Auth, KeyRule, KeyRuleError, MethodCase, NormalizeRule, OnExhausted, RuleOverrides, Rules,
@@ -40,11 +45,7 @@ pub use rules::{
 };
 pub use save::{save, save_streamed, to_text};
 pub use scope::{Joined, Member, Scope, ScopeAction};
-pub(crate) use store::to_pointer;
-pub use store::{
-    Journal, Recovery, SkipReason, SkippedLine, journal_owner, journal_path, journals, load, parse,
-    parse_bytes, process_journal_path, recover, recover_idle,
-};
+pub use store::{Journal, journal_owner, journal_path, journals, process_journal_path};
 pub(crate) use workdir::recorded_place;
 pub(crate) use workdir::{is_relative, resolve_cwd};
 pub use workdir::{mask_transport, recorded_cwd, stdio_transport};

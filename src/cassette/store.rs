@@ -1,6 +1,6 @@
-//! Loading cassettes (versioned reads), the journal beside a recording,
-//! and recovery of a journal left behind by an interrupted recording.
-//! Saving is `save`'s.
+//! The journal beside a recording: where it lives, who holds it, and what
+//! each line says. Loading is `load.rs`'s, recovering a journal left
+//! behind `recovery.rs`'s, saving `save.rs`'s.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader};
@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::Rules;
 use super::append::Appender;
-use super::builder::{Builder, Direction};
+use super::builder::Direction;
 use super::error::CassetteError;
-use super::format::{Cassette, FORMAT_VERSION, HttpEndpointBehaviour, HttpExchange, Transport};
+use super::format::{FORMAT_VERSION, HttpEndpointBehaviour, HttpExchange, Transport};
 use super::save::folder_of;
 
 /// The journal that sits beside a cassette while it is being recorded.
@@ -80,236 +80,25 @@ fn header_pid(journal: &Path) -> Option<u32> {
     serde_json::from_slice::<JournalHeader>(&first).ok()?.pid
 }
 
-/// Reads a cassette. Older format versions are upgraded in memory; newer
-/// ones are refused with [`CassetteError::TooNew`].
-pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
-    let bytes = crate::json::read_file(path).map_err(|source| CassetteError::Read {
-        path: path.into(),
-        source,
-    })?;
-    let text = file_text(path, &bytes)?;
-    // A big cassette as `save` wrote it: its interactions parsed on all
-    // cores, for replay's first answer. Anything the split parse can't
-    // vouch for goes the usual way. (`check` parses with `parse`, on one
-    // core: its other core is busy with the secrets scan already.)
-    if let Some(cassette) = super::split::parse(text) {
-        return accepted(path, text, cassette);
-    }
-    parse_text(path, text)
-}
-
-/// Parses cassette text; `path` only names the file in errors.
-pub fn parse(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
-    parse_text(path, text.strip_prefix('\u{feff}').unwrap_or(text))
-}
-
-/// Parses a cassette file's bytes: the one loader behind replay, `check`
-/// and every other command, so that they accept and refuse the same files.
-/// Every refusal names the line, column and JSON pointer.
-pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Cassette, CassetteError> {
-    parse_text(path, file_text(path, bytes)?)
-}
-
-/// A file's bytes as text without its byte-order mark, or the refusal
-/// that names where they stop being UTF-8.
-fn file_text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, CassetteError> {
-    crate::json::file_text(bytes).map_err(|e| CassetteError::Invalid {
-        path: path.into(),
-        line: e.line,
-        column: e.column,
-        pointer: String::new(),
-        message: e.to_string(),
-    })
-}
-
-/// [`parse_bytes`] of text already checked, its byte-order mark removed.
-fn parse_text(path: &Path, text: &str) -> Result<Cassette, CassetteError> {
-    let invalid =
-        |(line, column): (usize, usize), pointer: &str, message: String| CassetteError::Invalid {
-            path: path.into(),
-            line,
-            column,
-            pointer: pointer.into(),
-            message,
-        };
-    let bytes = text.as_bytes();
-    // The common case first: one typed pass. Only a cassette that fails it
-    // pays for the passes that locate the error precisely.
-    let fast = crate::json::deserialize_borrowing(|| {
-        super::presize::for_text(text.len(), || serde_json::from_str::<Cassette>(text))
-    });
-    let fast_error = match fast {
-        Ok(cassette) => return accepted(path, text, cassette),
-        Err(e) => e,
-    };
-    let limit = crate::json::MAX_DEPTH + crate::json::FILE_WRAPPING;
-    let nesting = crate::json::nesting(bytes, limit).map_err(|too_deep| {
-        invalid(
-            (too_deep.line, too_deep.column),
-            &too_deep.pointer,
-            too_deep.to_string(),
-        )
-    })?;
-    // Deeper than serde_json goes by default, within our limit.
-    let deep = nesting.deepest > crate::json::MAX_DEPTH;
-    // Only a cassette that stopped at serde_json's depth limit is worth a
-    // second typed pass; any other failure goes to the diagnosis.
-    let retry = deep && crate::json::is_recursion_limit(&fast_error);
-    let cassette = match retry.then(|| crate::json::unbounded::<Cassette>(bytes)) {
-        Some(Ok(cassette)) => cassette,
-        _ => diagnose(path, text, deep)?,
-    };
-    // Messages deeper than a message may be are refused as they are read
-    // (`RawMessage`), wherever the file's own structure allowed them.
-    accepted(path, text, cassette)
-}
-
-/// A parsed cassette, if this build reads its format version and its
-/// hand-written rules make sense.
-fn accepted(path: &Path, text: &str, cassette: Cassette) -> Result<Cassette, CassetteError> {
-    let cassette = versioned(path, cassette)?;
-    if let Err(problem) = cassette.rules.validate() {
-        // `validate` names the place under the rules.
-        let pointer = format!("/rules{}", problem.pointer());
-        let line = crate::json::Lines::index(text)
-            .line_of(&pointer)
-            .unwrap_or(1);
-        return Err(CassetteError::Invalid {
-            path: path.into(),
-            line,
-            column: 1,
-            pointer,
-            message: format!("invalid rules: {}", problem.problem()),
-        });
-    }
-    Ok(cassette)
-}
-
-/// A parsed cassette, if this build reads its format version.
-fn versioned(path: &Path, cassette: Cassette) -> Result<Cassette, CassetteError> {
-    match cassette.format_version {
-        0 => Err(CassetteError::Invalid {
-            path: path.into(),
-            line: 1,
-            column: 1,
-            pointer: "/format_version".into(),
-            message: "`format_version` must be a positive integer, found 0".into(),
-        }),
-        found if found > FORMAT_VERSION => Err(CassetteError::TooNew {
-            path: path.into(),
-            found: found.into(),
-            supported: FORMAT_VERSION,
-        }),
-        _ => Ok(cassette),
-    }
-}
-
-/// Parses a cassette that failed the fast pass, for an error that names the
-/// line, column and JSON pointer (or says the format is too new). `deep`:
-/// it nests deeper than serde_json's default limit (and within ours).
-fn diagnose(path: &Path, text: &str, deep: bool) -> Result<Cassette, CassetteError> {
-    let invalid = |line, column, pointer: &str, message: String| CassetteError::Invalid {
-        path: path.into(),
-        line,
-        column,
-        pointer: pointer.into(),
-        message,
-    };
-    let value: Result<Value, _> = if deep {
-        crate::json::unbounded(text.as_bytes())
-    } else {
-        serde_json::from_str(text)
-    };
-    let value = value.map_err(|e| {
-        invalid(
-            e.line(),
-            e.column(),
-            "",
-            format!("not valid JSON: {}", crate::json::plain_error(&e)),
-        )
-    })?;
-    if !value.is_object() {
-        return Err(invalid(1, 1, "", "a cassette is a JSON object".into()));
-    }
-    match value.get("format_version").map(|v| (v, v.as_u64())) {
-        None => {
-            return Err(invalid(
-                1,
-                1,
-                "/format_version",
-                "not a cassette: `format_version` is missing".into(),
-            ));
-        }
-        Some((_, Some(found))) if found > u64::from(FORMAT_VERSION) => {
-            return Err(CassetteError::TooNew {
-                path: path.into(),
-                found,
-                supported: FORMAT_VERSION,
-            });
-        }
-        Some((_, Some(found))) if found > 0 => {}
-        Some((other, _)) => {
-            return Err(invalid(
-                1,
-                1,
-                "/format_version",
-                format!("`format_version` must be a positive integer, found {other}"),
-            ));
-        }
-    }
-    let mut de = serde_json::Deserializer::from_str(text);
-    if deep {
-        de.disable_recursion_limit();
-    }
-    let cassette = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let pointer = to_pointer(e.path());
-        let inner = e.into_inner();
-        invalid(
-            inner.line(),
-            inner.column(),
-            &pointer,
-            crate::json::plain_error(&inner),
-        )
-    })?;
-    Ok(cassette)
-}
-
-/// A serde path as a JSON pointer (RFC 6901): `interactions[3].request` →
-/// `/interactions/3/request`.
-pub(crate) fn to_pointer(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut pointer = String::new();
-    for segment in path.iter() {
-        pointer.push('/');
-        match segment {
-            Segment::Seq { index } => pointer.push_str(&index.to_string()),
-            Segment::Map { key } => pointer.push_str(&crate::json::pointer_segment(key)),
-            Segment::Enum { variant } => pointer.push_str(variant),
-            Segment::Unknown => pointer.push('?'),
-        }
-    }
-    pointer
-}
-
 /// The first line of a journal: everything the cassette holds besides its
 /// messages, so that a recovered cassette is the one the recorder would
 /// have saved.
 #[derive(Debug, Serialize, Deserialize)]
-struct JournalHeader {
-    journal_version: u32,
-    recorded_at: String,
+pub(super) struct JournalHeader {
+    pub(super) journal_version: u32,
+    pub(super) recorded_at: String,
     /// The recorder's process id, named when another recorder of the same
     /// cassette is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pid: Option<u32>,
+    pub(super) pid: Option<u32>,
     /// Which server process of a scope's recording this is (0 is left out).
     #[serde(default, skip_serializing_if = "is_zero")]
-    process: u32,
-    transport: Transport,
+    pub(super) process: u32,
+    pub(super) transport: Transport,
     /// The rules the cassette keeps (hand-written cases, what was masked).
     /// Journals written before they were kept have none.
     #[serde(default, skip_serializing_if = "Rules::is_default")]
-    rules: Rules,
+    pub(super) rules: Rules,
 }
 
 /// Every later line: one message, as forwarded; or, in an HTTP
@@ -319,7 +108,7 @@ struct JournalHeader {
 /// is final (the recorder released it; see [`Builder::hold`]).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-enum JournalEntry {
+pub(super) enum JournalEntry {
     Message {
         dir: Direction,
         /// Over HTTP, the interaction whose POST's SSE stream carried it.
@@ -580,325 +369,18 @@ struct ExchangeLine<'a> {
     released: Option<bool>,
 }
 
-/// What [`recover`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recovery {
-    /// The journal that was read (and removed).
-    pub journal: PathBuf,
-    /// The cassette it was recovered into.
-    pub cassette: PathBuf,
-    /// Completed interactions now in the cassette.
-    pub interactions: usize,
-    /// Journal lines that could not be read, in order.
-    pub skipped: Vec<SkippedLine>,
-    /// The journal held no completed interaction, so the cassette that was
-    /// there before the interrupted recording began was left as it was.
-    pub kept_previous: bool,
-}
-
-/// A journal line recovery could not use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedLine {
-    /// 1-based line number in the journal.
-    pub line: usize,
-    /// Why it was skipped.
-    pub reason: SkipReason,
-}
-
-/// Why a journal line was skipped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkipReason {
-    /// Bytes that are not UTF-8: a line that was forwarded but could never
-    /// be recorded (JSON is UTF-8).
-    NotUtf8,
-    /// Text that is not a message: forwarded, never recordable.
-    NotJson,
-    /// A message nested deeper than [`crate::json::MAX_DEPTH`] levels.
-    TooDeep,
-    /// The last line, cut short by the recorder's death mid-write.
-    CutShort,
-}
-
-impl std::fmt::Display for SkipReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SkipReason::NotUtf8 => "not UTF-8",
-            SkipReason::NotJson => "not JSON",
-            SkipReason::TooDeep => "nested too deep",
-            SkipReason::CutShort => "cut short",
-        })
-    }
-}
-
-/// Skipped lines listed by number in a recovery's message; more are counted.
-const LISTED_SKIPS: usize = 5;
-
-impl std::fmt::Display for Recovery {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.kept_previous {
-            write!(
-                f,
-                "an interrupted recording left {} with no completed interaction; {} was left as it was",
-                self.journal.display(),
-                self.cassette.display()
-            )?;
-        } else {
-            write!(
-                f,
-                "recovered {} interaction(s) from {} left by an interrupted recording",
-                self.interactions,
-                self.journal.display()
-            )?;
-        }
-        // A torn last line is the normal trace of a killed recorder.
-        let unusual: Vec<&SkippedLine> = self
-            .skipped
-            .iter()
-            .filter(|s| s.reason != SkipReason::CutShort)
-            .collect();
-        if !unusual.is_empty() {
-            let listed: Vec<String> = unusual
-                .iter()
-                .take(LISTED_SKIPS)
-                .map(|s| format!("line {}: {}", s.line, s.reason))
-                .collect();
-            let more = unusual.len().saturating_sub(LISTED_SKIPS);
-            write!(
-                f,
-                "; skipped {} line(s) that were forwarded but never recordable ({}{})",
-                unusual.len(),
-                listed.join(", "),
-                if more > 0 {
-                    format!(", and {more} more")
-                } else {
-                    String::new()
-                }
-            )?;
-        }
-        Ok(())
-    }
-}
-
 /// Whether a number is 0, which journal headers leave out.
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// If interrupted recordings left journals beside `cassette` (one per
-/// server process), rebuilds the cassette from them, saves it, removes the
-/// journals and says so, one [`Recovery`] per journal. A journal a live
-/// recorder holds is never taken: [`CassetteError::Busy`] names it.
-pub fn recover(cassette: &Path) -> Result<Vec<Recovery>, CassetteError> {
-    for journal in journals(cassette) {
-        if let Some(pid) = journal_owner(&journal) {
-            return Err(CassetteError::Busy { journal, pid });
-        }
-    }
-    recover_idle(cassette)
-}
-
-/// Like [`recover`], but leaves the journals of live recorders alone: for
-/// the processes of one scope, whose siblings record beside them.
-pub fn recover_idle(cassette: &Path) -> Result<Vec<Recovery>, CassetteError> {
-    let mut recovered = Vec::new();
-    for journal in journals(cassette) {
-        if let Some(recovery) = recover_journal(cassette, &journal)? {
-            recovered.push(recovery);
-        }
-    }
-    Ok(recovered)
-}
-
-/// Rebuilds `cassette` from one journal an interrupted recording left, as
-/// [`recover`] says; `None` when there is none, or a live recorder holds it.
-///
-/// Nothing the journal holds is lost to one bad line: lines that are not
-/// UTF-8 or not JSON (the recorder forwards whatever it is given) are
-/// skipped and listed. A journal without a completed interaction never
-/// replaces a cassette that is already there: a recorder killed before its
-/// first answer leaves the previous recording in place.
-fn recover_journal(cassette: &Path, journal: &Path) -> Result<Option<Recovery>, CassetteError> {
-    let journal = journal.to_path_buf();
-    let file = match File::open(&journal) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(CassetteError::Read {
-                path: journal,
-                source,
-            });
-        }
-    };
-    // Held until the journal is gone: no other process recovers it too.
-    let Ok(file) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
-        return Ok(None);
-    };
-    let read_error = |source| CassetteError::Read {
-        path: journal.clone(),
-        source,
-    };
-    let mut reader = BufReader::new(&*file);
-    let mut line = Vec::new();
-    let mut number = 0;
-    // `None` until the header is read; `Some(None)` if it was cut short.
-    let mut started: Option<Option<(Builder, Rules, u32)>> = None;
-    let mut skipped = Vec::new();
-    let mut behaviour = None;
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).map_err(read_error)? == 0 {
-            break;
-        }
-        // The zeros a killed recorder's journal ends with (reserved,
-        // never written: `Appender`).
-        if line.first() == Some(&0) {
-            break;
-        }
-        if line.last() == Some(&0) {
-            let written = line.iter().rposition(|&b| b != 0).map_or(0, |at| at + 1);
-            line.truncate(written);
-        }
-        number += 1;
-        let complete = line.last() == Some(&b'\n');
-        let (builder, http) = match &mut started {
-            None => {
-                started = Some(start_recovery(&journal, &line, complete)?);
-                continue;
-            }
-            Some(Some((builder, ..))) => {
-                let http = !matches!(builder.transport(), Transport::Stdio { .. });
-                (builder, http)
-            }
-            // A cut header is the last line; nothing follows it.
-            Some(None) => break,
-        };
-        match read_entry(&line) {
-            Ok(JournalEntry::Message { dir, on, msg }) => {
-                let opened = builder.next_interaction();
-                match on {
-                    Some(owner) => builder.observe_on_stream(Some(owner), msg),
-                    None => builder.observe(dir, msg),
-                }
-                // Held as the recorder held it, until its release line.
-                if http && builder.next_interaction() > opened {
-                    builder.hold(opened);
-                }
-            }
-            Ok(JournalEntry::Exchange {
-                http,
-                exchange,
-                released,
-            }) => {
-                let challenge = exchange.auth_challenge;
-                if let Some(recorded) = builder.http_mut(http) {
-                    *recorded = exchange;
-                }
-                if challenge {
-                    builder.unanswered_at(http);
-                }
-                if released {
-                    builder.release(http);
-                }
-            }
-            Ok(JournalEntry::Behaviour { behaviour: latest }) => behaviour = Some(latest),
-            Ok(JournalEntry::Released { released }) => {
-                builder.release(released);
-            }
-            Err(_) if !complete => skipped.push(SkippedLine {
-                line: number,
-                reason: SkipReason::CutShort,
-            }),
-            Err(reason) => skipped.push(SkippedLine {
-                line: number,
-                reason,
-            }),
-        }
-    }
-    let (interactions, recovered) = match started.flatten() {
-        Some((builder, rules, process)) => {
-            let interactions = builder.completed();
-            let mut recovered = builder.finish_streamed();
-            recovered.header.rules = rules;
-            if let (Some(latest), Transport::StreamableHttp { behaviour, .. }) =
-                (behaviour, &mut recovered.header.transport)
-            {
-                *behaviour = latest;
-            }
-            (interactions, Some((recovered, process)))
-        }
-        // Killed before the header was whole: nothing was recorded.
-        None => (0, None),
-    };
-    let kept_previous = interactions == 0 && cassette.exists();
-    match recovered {
-        Some((recovered, process)) if !kept_previous => {
-            recovered.save_as_process(cassette, process)?;
-        }
-        _ => {}
-    }
-    fs::remove_file(&journal).map_err(|source| CassetteError::Write {
-        path: journal.clone(),
-        source,
-    })?;
-    drop(file);
-    Ok(Some(Recovery {
-        journal,
-        cassette: cassette.into(),
-        interactions,
-        skipped,
-        kept_previous,
-    }))
-}
-
-/// The builder a journal's header line starts (with the rules to keep and
-/// its server process), or `None` when the header itself was cut short.
-fn start_recovery(
-    journal: &Path,
-    line: &[u8],
-    complete: bool,
-) -> Result<Option<(Builder, Rules, u32)>, CassetteError> {
-    match serde_json::from_slice::<JournalHeader>(line) {
-        Ok(header) => {
-            // Settled interactions leave memory. An HTTP journal revises an
-            // exchange until its release line; one written before journals
-            // had them releases none, and is recovered in memory.
-            let mut builder = Builder::new(header.recorded_at, header.transport);
-            if let Err(e) = builder.spill_beside(journal) {
-                tracing::warn!(
-                    "cannot make a spill file in {} ({e}); recovering in memory",
-                    folder_of(journal).display()
-                );
-            }
-            Ok(Some((builder, header.rules, header.process)))
-        }
-        Err(_) if !complete => Ok(None),
-        Err(e) => Err(CassetteError::Invalid {
-            path: journal.into(),
-            line: 1,
-            column: e.column(),
-            pointer: String::new(),
-            message: format!(
-                "not a journal mcpcassette wrote ({}); move it aside to record here",
-                crate::json::plain_error(&e)
-            ),
-        }),
-    }
-}
-
-/// One journal entry, or why the line is not one.
-fn read_entry(line: &[u8]) -> Result<JournalEntry, SkipReason> {
-    std::str::from_utf8(line).map_err(|_| SkipReason::NotUtf8)?;
-    // An entry wraps its message in one object.
-    crate::json::from_slice(line, 1).map_err(|e| match e {
-        crate::json::ParseError::TooDeep(_) => SkipReason::TooDeep,
-        crate::json::ParseError::Json(_) => SkipReason::NotJson,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::{save, save_streamed, to_text};
+    use crate::cassette::{
+        Builder, Cassette, Recovery, SkipReason, SkippedLine, load, parse, recover, save,
+        save_streamed, to_text,
+    };
     use std::io::Write;
 
     /// The one journal's recovery.
@@ -1049,7 +531,7 @@ mod tests {
                 expected.to_string(),
                 "same keys, same order"
             );
-            match read_entry(line.to_string().as_bytes()) {
+            match crate::cassette::recovery::read_entry(line.to_string().as_bytes()) {
                 Ok(JournalEntry::Exchange {
                     http,
                     exchange: read,
