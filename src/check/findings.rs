@@ -191,6 +191,55 @@ impl Code {
         }
     }
 
+    /// What it means, in a few words (SARIF's `shortDescription`).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Code::Truncated => "The file ends in the middle of its JSON",
+            Code::ConflictMarkers => "The file holds git conflict markers",
+            Code::InvalidJson => "The file is not valid JSON",
+            Code::FormatVersion => "format_version is missing, invalid or newer than this build",
+            Code::Structure => {
+                "The JSON is not a cassette: a field is missing or has the wrong type"
+            }
+            Code::Schema(kind) => match kind {
+                ViolationKind::JsonRpcVersion => "A message's jsonrpc is not \"2.0\"",
+                ViolationKind::MethodType => "A message's method is not a string",
+                ViolationKind::IdType => "A message's id is neither a number nor a string",
+                ViolationKind::ParamsType => "A message's params is not an object",
+                ViolationKind::ResultXorError => {
+                    "A response carries both or neither of result and error"
+                }
+                ViolationKind::ErrorShape => "A response's error has the wrong shape",
+                ViolationKind::UnknownMethod => {
+                    "A method the recorded protocol version does not define"
+                }
+                ViolationKind::RequestParams => "A request's params break the MCP schema",
+                ViolationKind::ResultShape => "A result breaks the MCP schema",
+                ViolationKind::Notification => "A notification breaks the MCP schema",
+                ViolationKind::ToolDefinition => "A tool definition breaks the MCP schema",
+                ViolationKind::InputSchema => "A tool's inputSchema is not a valid object schema",
+                ViolationKind::Content => "A content item breaks the MCP schema",
+                ViolationKind::ResultType => "A result lacks the resultType its version requires",
+                ViolationKind::ToolArguments => {
+                    "A tool call's arguments break the tool's own inputSchema"
+                }
+                ViolationKind::OfficialSchema => "A message breaks the official MCP schema.json",
+                ViolationKind::StructuredContent => {
+                    "A tool result's structuredContent breaks the tool's outputSchema"
+                }
+            },
+            Code::Unpaired => "A response that pairs with no request",
+            Code::Duplicate => "An interaction identical to an earlier one",
+            Code::Contradictory => "The header contradicts the recorded traffic",
+            Code::UnreachableCase => "A hand-written case that an earlier case always wins over",
+            Code::UnusedCase => "A hand-written case for something the server does not offer",
+            Code::NoSuccess => "Requests were recorded but none was answered",
+            Code::OneEra => "Clients of the other protocol era cannot be answered",
+            Code::ProcessOrder => "The server processes' interactions are out of order",
+            Code::LikelySecret => "Something that looks like a secret",
+        }
+    }
+
     /// What usually fixes it.
     pub fn hint(self) -> &'static str {
         match self {
@@ -326,6 +375,54 @@ impl Finding {
     pub fn at_line(mut self, line: usize) -> Finding {
         self.line = Some(line);
         self
+    }
+}
+
+impl Severity {
+    /// The word the text output and SARIF use: `error` or `warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl Finding {
+    /// The finding as the text output prints it, rustc-style: a headline,
+    /// where (`path:line at pointer`) and the hint, then a blank line.
+    pub fn to_text(&self, path: &std::path::Path) -> String {
+        let line = self.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let at = if self.pointer.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", self.pointer)
+        };
+        format!(
+            "{}[{}] {}: {}\n  --> {}{line}{at}\n   = hint: {}\n\n",
+            self.severity.as_str(),
+            self.code.as_str(),
+            self.name,
+            self.message,
+            path.display(),
+            self.hint
+        )
+    }
+}
+
+/// At most this many findings go into a SARIF or JUnit report, whatever
+/// the input; the report says how many were left out.
+pub const REPORT_FINDINGS: usize = 1000;
+
+/// A finding's message in a SARIF or JUnit report is cut after this many
+/// characters (messages quote recorded values).
+pub const REPORT_MESSAGE_CHARS: usize = 2000;
+
+/// `text` cut to [`REPORT_MESSAGE_CHARS`] characters, marked when cut.
+pub(super) fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(REPORT_MESSAGE_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => std::borrow::Cow::Owned(format!("{}… (cut)", &text[..end])),
     }
 }
 

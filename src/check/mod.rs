@@ -12,7 +12,9 @@
 mod document;
 mod findings;
 mod fixture_file;
+mod junit;
 mod messages;
+mod sarif;
 mod secrets;
 mod structure;
 
@@ -21,7 +23,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use crate::json::Lines;
-pub use findings::{Code, Finding, Severity};
+pub use findings::{Code, Finding, REPORT_FINDINGS, REPORT_MESSAGE_CHARS, Severity};
+pub use junit::to_junit;
+pub use sarif::{INFORMATION_URI, SARIF_VERSION, to_sarif};
 
 use crate::redact::Redactor;
 use crate::schema::OfficialSchema;
@@ -80,6 +84,39 @@ impl FileReport {
     pub fn has_errors(&self) -> bool {
         self.count(Severity::Error) > 0
     }
+
+    /// The report as `check` prints it: each finding
+    /// ([`Finding::to_text`]), then a summary line.
+    pub fn to_text(&self) -> String {
+        let mut out: String = self
+            .findings
+            .iter()
+            .map(|f| f.to_text(&self.path))
+            .collect();
+        let (errors, warnings) = (self.count(Severity::Error), self.count(Severity::Warning));
+        let verdict = if errors > 0 { "FAILED" } else { "ok" };
+        out.push_str(&format!(
+            "{}: {verdict} ({errors} error{}, {warnings} warning{})\n",
+            self.path.display(),
+            plural(errors),
+            plural(warnings)
+        ));
+        out
+    }
+}
+
+/// A file `check` could not read: its path and why (already masked).
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    /// The file, as named.
+    pub path: std::path::PathBuf,
+    /// Why it could not be read.
+    pub message: String,
+}
+
+/// `s` after a count of `n`, but for one.
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Reads and checks one file.

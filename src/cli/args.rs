@@ -146,14 +146,20 @@ Finding codes are listed in the README (\"Checking cassettes\").
 
 Examples:
   mcpcassette check cassettes/*.json
-  mcpcassette check --json --schema ../spec/schema/2025-11-25/schema.json cassettes/demo-legacy.json"
+  mcpcassette check --json --schema ../spec/schema/2025-11-25/schema.json cassettes/demo-legacy.json
+  mcpcassette check --format sarif cassettes/*.json > check.sarif
+  mcpcassette check --format junit cassettes/*.json > check.xml"
 )]
 pub struct CheckArgs {
     /// The cassettes (or fixtures) to check.
     #[arg(value_name = "CASSETTE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Print the findings as JSON.
-    #[arg(long)]
+    /// How to print the findings: text, json, sarif (SARIF 2.1.0, for code
+    /// scanning) or junit (JUnit XML, a test case per file).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// Also validate every message against this official MCP schema.json.
     #[arg(long, value_name = "FILE")]
@@ -167,6 +173,19 @@ pub struct CheckArgs {
     /// what was recorded, in the recorded order).
     #[arg(long, value_name = "FILE")]
     pub faults: Option<PathBuf>,
+}
+
+/// `check --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// rustc-style text.
+    Text,
+    /// One JSON document.
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// JUnit XML.
+    Junit,
 }
 
 /// What to keep out of the cassette, beyond what is always masked

@@ -1,4 +1,5 @@
-//! `mcpcassette check`: findings per file, as text or JSON.
+//! `mcpcassette check`: findings per file, as text, JSON, SARIF or JUnit
+//! XML.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -6,11 +7,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mcpcassette::cassette;
-use mcpcassette::check::{self, CheckConfig, FileReport, Severity};
+use mcpcassette::check::{self, CheckConfig, FileReport, Severity, Unreadable};
 use mcpcassette::cli_support::chain;
 use mcpcassette::schema::OfficialSchema;
 
-use super::args::CheckArgs;
+use super::args::{CheckArgs, CheckFormat};
 
 /// Checks every file; exit 0 clean (warnings allowed), 1 when any finding
 /// is an error, 2 when a file cannot be read.
@@ -30,37 +31,54 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for path in &args.files {
         match check::check_file(path, &config) {
             Ok(report) => reports.push(report),
-            Err(error) => unreadable.push(super::logging::mask(&chain(&error))),
+            Err(error) => unreadable.push(Unreadable {
+                path: path.clone(),
+                message: super::logging::mask(&chain(&error)),
+            }),
         }
     }
     let dry_runs = match &args.faults {
         Some(path) => dry_runs(path, &args.files)?,
         None => Vec::new(),
     };
-    let mut stdout = std::io::stdout().lock();
-    if args.json {
-        let errors: usize = reports.iter().map(|r| r.count(Severity::Error)).sum();
-        let warnings: usize = reports.iter().map(|r| r.count(Severity::Warning)).sum();
-        let json = serde_json::json!({
-            "files": reports,
-            "unreadable": unreadable,
-            "errors": errors,
-            "warnings": warnings,
-        });
-        let mut json = json;
-        if args.faults.is_some() {
-            json["faults"] = serde_json::to_value(&dry_runs)?;
-        }
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&json)?)?;
+    let format = if args.json {
+        CheckFormat::Json
     } else {
-        for report in &reports {
-            write!(stdout, "{}", render(report))?;
+        args.format
+    };
+    let mut stdout = std::io::stdout().lock();
+    match format {
+        CheckFormat::Json => {
+            let errors: usize = reports.iter().map(|r| r.count(Severity::Error)).sum();
+            let warnings: usize = reports.iter().map(|r| r.count(Severity::Warning)).sum();
+            let unreadable: Vec<&str> = unreadable.iter().map(|u| u.message.as_str()).collect();
+            let mut json = serde_json::json!({
+                "files": reports,
+                "unreadable": unreadable,
+                "errors": errors,
+                "warnings": warnings,
+            });
+            if args.faults.is_some() {
+                json["faults"] = serde_json::to_value(&dry_runs)?;
+            }
+            writeln!(stdout, "{}", serde_json::to_string_pretty(&json)?)?;
         }
-        for error in &unreadable {
-            writeln!(stdout, "error: {error}")?;
+        CheckFormat::Sarif => {
+            let cwd = std::env::current_dir().ok();
+            let log = check::to_sarif(&reports, &unreadable, cwd.as_deref());
+            writeln!(stdout, "{}", serde_json::to_string_pretty(&log)?)?;
         }
-        for dry_run in &dry_runs {
-            write!(stdout, "{dry_run}")?;
+        CheckFormat::Junit => write!(stdout, "{}", check::to_junit(&reports, &unreadable))?,
+        CheckFormat::Text => {
+            for report in &reports {
+                write!(stdout, "{}", report.to_text())?;
+            }
+            for error in &unreadable {
+                writeln!(stdout, "error: {}", error.message)?;
+            }
+            for dry_run in &dry_runs {
+                write!(stdout, "{dry_run}")?;
+            }
         }
     }
     let code = if !unreadable.is_empty() {
@@ -71,56 +89,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         super::exit::OK
     };
     Ok(ExitCode::from(code))
-}
-
-/// rustc-style text: one block per finding, then a summary line.
-fn render(report: &FileReport) -> String {
-    use std::fmt::Write;
-    let path = report.path.display();
-    let mut out = String::new();
-    for f in &report.findings {
-        let severity = match f.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let _ = writeln!(
-            out,
-            "{severity}[{}] {}: {}",
-            f.code.as_str(),
-            f.name,
-            f.message
-        );
-        let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let at = if f.pointer.is_empty() {
-            String::new()
-        } else {
-            format!(" at {}", f.pointer)
-        };
-        let _ = writeln!(out, "  --> {path}{line}{at}");
-        let _ = writeln!(out, "   = hint: {}\n", f.hint);
-    }
-    let (errors, warnings) = (
-        report.count(Severity::Error),
-        report.count(Severity::Warning),
-    );
-    let verdict = if errors + warnings == 0 {
-        "ok"
-    } else if errors > 0 {
-        "FAILED"
-    } else {
-        "ok"
-    };
-    let _ = writeln!(
-        out,
-        "{path}: {verdict} ({errors} error{}, {warnings} warning{})",
-        plural(errors),
-        plural(warnings)
-    );
-    out
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// What the rules of one faults file would hit in one cassette.
