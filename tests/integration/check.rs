@@ -508,3 +508,272 @@ fn human_report() {
     assert_eq!(output.status.code(), Some(1));
     insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout));
 }
+
+/// A token that the default redaction masks.
+const PLANTED: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+
+/// In a fresh folder: `bad.json` (an unknown content type that is also a
+/// planted secret, so the violation's message would quote it; errors),
+/// `warned.json` (a repeated ping; a warning only) and `good.json`.
+fn ci_cassettes() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let good: Value = serde_json::from_str(&shipped("demo-legacy.json")).unwrap();
+    let mut bad = good.clone();
+    call(&mut bad, "echo")["response"]["result"]["content"][0]["type"] = json!(PLANTED);
+    let mut warned = good.clone();
+    let copy = interaction(&mut warned, "ping").clone();
+    warned["interactions"].as_array_mut().unwrap().push(copy);
+    for (name, doc) in [
+        ("bad.json", bad),
+        ("warned.json", warned),
+        ("good.json", good),
+    ] {
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+/// `check ARGS...` run in `dir`: exit code and stdout.
+fn check_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = mcpcassette()
+        .current_dir(dir)
+        .arg("check")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn check_sarif_has_the_rule_the_line_the_pointer_and_no_secret() {
+    let dir = ci_cassettes();
+    let (code, json) = check_in(dir.path(), &["--json", "bad.json"]);
+    assert_eq!(code, Some(1));
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let expected = json["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "MC207")
+        .unwrap()
+        .clone();
+
+    let (code, sarif) = check_in(dir.path(), &["--format", "sarif", "bad.json"]);
+    assert_eq!(code, Some(1), "the exit code is the format's to keep");
+    assert!(!sarif.contains(PLANTED), "{sarif}");
+    let log: Value = serde_json::from_str(&sarif).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    let driver = &run["tool"]["driver"];
+    assert_eq!(driver["name"], "mcpcassette");
+    assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
+    let rule = driver["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "MC207")
+        .expect("a rule for MC207");
+    assert_eq!(rule["help"]["text"], expected["hint"]);
+    let results = run["results"].as_array().unwrap();
+    let result = results.iter().find(|r| r["ruleId"] == "MC207").unwrap();
+    assert_eq!(result["level"], "error");
+    assert_eq!(result["message"]["text"], expected["message"]);
+    let location = &result["locations"][0];
+    assert_eq!(
+        location["physicalLocation"]["artifactLocation"]["uri"],
+        "bad.json"
+    );
+    assert_eq!(
+        location["physicalLocation"]["region"]["startLine"],
+        expected["line"]
+    );
+    assert!(expected["line"].as_u64().unwrap() > 1);
+    let pointer = location["logicalLocations"][0]["fullyQualifiedName"]
+        .as_str()
+        .unwrap();
+    assert_eq!(pointer, expected["pointer"].as_str().unwrap());
+    assert!(pointer.ends_with("/result/content/0/type"), "{pointer}");
+    assert!(
+        results.iter().any(|r| r["ruleId"] == "MC401"),
+        "the planted secret is found, not printed"
+    );
+    assert_eq!(run["properties"]["resultsOmitted"], 0);
+
+    // An absolute path under the current directory is written relative.
+    let absolute = dir.path().join("bad.json");
+    let (_, sarif) = check_in(
+        dir.path(),
+        &["--format", "sarif", absolute.to_str().unwrap()],
+    );
+    let log: Value = serde_json::from_str(&sarif).unwrap();
+    assert_eq!(
+        log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "bad.json"
+    );
+}
+
+#[test]
+fn check_junit_has_a_case_per_file_and_fails_the_one_with_errors() {
+    let dir = ci_cassettes();
+    let files = ["bad.json", "warned.json", "good.json"];
+    let (code, xml) = check_in(dir.path(), &[&["--format", "junit"], &files[..]].concat());
+    assert_eq!(code, Some(1));
+    assert!(!xml.contains(PLANTED), "{xml}");
+    assert!(xml.contains(
+        r#"<testsuite name="mcpcassette check" tests="3" failures="1" errors="0" skipped="0">"#
+    ));
+    for file in files {
+        assert!(
+            xml.contains(&format!(r#"<testcase classname="check" name="{file}">"#)),
+            "{xml}"
+        );
+    }
+    assert_eq!(xml.matches("<failure ").count(), 1);
+    let failure = &xml[xml.find("<failure ").unwrap()..];
+    assert!(failure.contains(r#"type="MC207""#), "{failure}");
+    assert!(failure.contains("error[MC207] content:"), "{failure}");
+    assert!(failure.contains("--&gt; bad.json:"), "{failure}");
+    assert!(
+        xml.contains("<system-out>warning[MC302] duplicate:"),
+        "{xml}"
+    );
+
+    // A file that cannot be read is an error case, and exit 2 as before.
+    let (code, xml) = check_in(dir.path(), &["--format", "junit", "good.json", "gone.json"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        xml.contains(r#"tests="2" failures="0" errors="1""#),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"<testcase classname="check" name="gone.json">"#));
+}
+
+#[test]
+fn check_json_is_format_json() {
+    let dir = ci_cassettes();
+    let alias = check_in(dir.path(), &["--json", "bad.json", "warned.json"]);
+    let format = check_in(dir.path(), &["--format", "json", "bad.json", "warned.json"]);
+    assert_eq!(alias, format);
+    let text = check_in(dir.path(), &["bad.json"]);
+    assert_eq!(
+        text,
+        check_in(dir.path(), &["--format", "text", "bad.json"])
+    );
+    let (code, _) = check_in(dir.path(), &["--json", "--format", "sarif", "bad.json"]);
+    assert_eq!(code, Some(2), "--json and another --format conflict");
+}
+
+/// What the reading Python prints: the JUnit XML as junitparser reads it,
+/// the SARIF as sarif-tools (its loader and its `sarif` command) reads it.
+const READ_BACK: &str = r#"
+import json, subprocess, sys
+from junitparser import JUnitXml, Failure, Error
+from sarif import loader
+
+junit, sarif_path = sys.argv[1], sys.argv[2]
+xml = JUnitXml.fromfile(junit)
+suites = []
+for suite in xml:
+    cases = []
+    for case in suite:
+        cases.append({
+            "name": case.name,
+            "classname": case.classname,
+            "failures": [r.type for r in case.result if isinstance(r, Failure)],
+            "errors": [r.type for r in case.result if isinstance(r, Error)],
+            "system_out": case.system_out or "",
+        })
+    suites.append({"name": suite.name, "tests": suite.tests,
+                   "failures": suite.failures, "errors": suite.errors, "cases": cases})
+sarif_file = loader.load_sarif_file(sarif_path)
+records = sarif_file.get_records()
+summary = subprocess.run([sys.executable, "-m", "sarif", "summary", sarif_path],
+                         capture_output=True, text=True)
+print(json.dumps({
+    "suites": suites,
+    "tool": sarif_file.get_distinct_tool_names(),
+    "records": records,
+    "summary": {"code": summary.returncode, "out": summary.stdout, "err": summary.stderr},
+}))
+"#;
+
+#[test]
+#[ignore = "needs the pinned Python venv (junitparser, sarif-tools)"]
+fn check_reports_read_back_by_junitparser_and_sarif_tools() {
+    let python = support::pinned::python();
+    let dir = ci_cassettes();
+    let files = ["bad.json", "warned.json", "good.json"];
+    let (_, xml) = check_in(dir.path(), &[&["--format", "junit"], &files[..]].concat());
+    let (_, sarif) = check_in(dir.path(), &[&["--format", "sarif"], &files[..]].concat());
+    std::fs::write(dir.path().join("check.xml"), xml).unwrap();
+    std::fs::write(dir.path().join("check.sarif"), &sarif).unwrap();
+    let output = std::process::Command::new(python)
+        .current_dir(dir.path())
+        .args(["-c", READ_BACK, "check.xml", "check.sarif"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let read: Value = serde_json::from_slice(&output.stdout).unwrap();
+
+    let suites = read["suites"].as_array().unwrap();
+    assert_eq!(suites.len(), 1, "{read:#}");
+    let suite = &suites[0];
+    assert_eq!(suite["name"], "mcpcassette check");
+    assert_eq!(suite["tests"], 3);
+    assert_eq!(suite["failures"], 1);
+    assert_eq!(suite["errors"], 0);
+    let names: Vec<&str> = (suite["cases"].as_array().unwrap().iter())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, files);
+    let bad = &suite["cases"][0];
+    assert_eq!(bad["classname"], "check");
+    assert_eq!(bad["failures"], json!(["MC207"]));
+    let warned = &suite["cases"][1];
+    assert_eq!(warned["failures"], json!([]));
+    assert!(
+        warned["system_out"]
+            .as_str()
+            .unwrap()
+            .contains("warning[MC302] duplicate:")
+    );
+
+    assert_eq!(read["tool"], json!(["mcpcassette"]));
+    let records = read["records"].as_array().unwrap();
+    let log: Value = serde_json::from_str(&sarif).unwrap();
+    assert_eq!(
+        records.len(),
+        log["runs"][0]["results"].as_array().unwrap().len()
+    );
+    let content = records.iter().find(|r| r["Code"] == "MC207").unwrap();
+    assert_eq!(content["Location"], "bad.json");
+    assert_eq!(content["Severity"], "error");
+    let expected = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "MC207")
+        .unwrap();
+    assert_eq!(
+        content["Line"].to_string().trim_matches('"'),
+        expected["locations"][0]["physicalLocation"]["region"]["startLine"].to_string()
+    );
+    assert!(records.iter().any(|r| r["Code"] == "MC302"
+        && r["Severity"] == "warning"
+        && r["Location"] == "warned.json"));
+    let summary = &read["summary"];
+    assert_eq!(summary["code"], 0, "{summary:#}");
+    assert!(
+        summary["out"].as_str().unwrap().contains("error"),
+        "{summary:#}"
+    );
+    assert!(!read.to_string().contains(PLANTED));
+}
