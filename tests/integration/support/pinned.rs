@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `MCPCASSETTE_NODE_MODULES` | `.ci/work/node_modules` | [`node_modules`] |
 //! | `MCPCASSETTE_EVERYTHING` | server-everything's `dist/index.js` | [`everything_js`] |
-//! | `MCPCASSETTE_PYTHON` | `.ci/work/venv/bin/python` (mcp 2.3.0) | [`python`] |
+//! | `MCPCASSETTE_PYTHON` | `.ci/work/venv/bin/python` (mcp 2.3.0, junitparser 5.0.3, sarif-tools 3.0.5) | [`python`] |
 //! | `MCPCASSETTE_FASTMCP_PYTHON` | `.ci/work/venv-fastmcp/bin/python` (fastmcp 4.2.3) | [`fastmcp_python`] |
 //! | `MCPCASSETTE_MCP1_PYTHON` | `.ci/work/venv-mcp1/bin/python` (mcp 1.30.0) | [`mcp1_python`] |
 //! | `MCPCASSETTE_TS_SDK`, `MCPCASSETTE_INSPECTOR`, `MCPCASSETTE_NODE22` | single packages or files in `.ci/work/node_modules` | [`required`] |
@@ -93,11 +93,12 @@ pub fn node(modules: &Path) -> Command {
     node
 }
 
-/// `MCPCASSETTE_PYTHON`: a Python with the `mcp` SDK (2.x).
+/// `MCPCASSETTE_PYTHON`: a Python with the `mcp` SDK (2.x), and the
+/// JUnit and SARIF readers `check`'s reports are read back with.
 pub fn python() -> PathBuf {
     required_file(
         "MCPCASSETTE_PYTHON",
-        "a Python with mcp 2.3.0 (.ci/work/venv/bin/python)",
+        "a Python with mcp 2.3.0, junitparser 5.0.3 and sarif-tools 3.0.5 (.ci/work/venv/bin/python)",
     )
 }
 
