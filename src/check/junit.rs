@@ -182,7 +182,7 @@ mod tests {
                 Finding::new(
                     Code::Unpaired,
                     format!("/interactions/{i}"),
-                    "x".repeat(100_000),
+                    "x".repeat(3 * super::super::findings::REPORT_MESSAGE_CHARS),
                 )
             })
             .collect();
