@@ -119,16 +119,27 @@ fn rule_index(code: Code) -> usize {
 }
 
 /// A path as a SARIF artifact URI: relative to `cwd` when it lies under
-/// it (or is relative already), with forward slashes; otherwise a
+/// it, as named or resolved (or is relative already), with forward
+/// slashes; otherwise a
 /// `file://` URI. Characters outside a URI's path alphabet are
 /// percent-encoded.
 pub(super) fn artifact_uri(path: &Path, cwd: Option<&Path>) -> String {
-    let relative = if path.is_relative() {
-        Some(path)
-    } else {
-        cwd.and_then(|cwd| path.strip_prefix(cwd).ok())
+    // The same folder may be named two ways (a symlinked temporary
+    // folder): compared as named, then as resolved.
+    let resolved = |p: &Path| std::fs::canonicalize(p).ok();
+    let under = |cwd: &Path| match path.strip_prefix(cwd) {
+        Ok(rest) => Some(rest.to_path_buf()),
+        Err(_) => resolved(path)?
+            .strip_prefix(resolved(cwd)?)
+            .ok()
+            .map(Path::to_path_buf),
     };
-    match relative {
+    let relative = if path.is_relative() {
+        Some(path.to_path_buf())
+    } else {
+        cwd.and_then(under)
+    };
+    match relative.as_deref() {
         Some(relative) => {
             let parts: Vec<String> = relative
                 .components()
