@@ -41,14 +41,14 @@ pub fn to_junit(reports: &[FileReport], unreadable: &[Unreadable]) -> String {
                 "\n      <failure message=\"{n} problem{}\" type=\"{}\">{}</failure>",
                 if n == 1 { "" } else { "s" },
                 first.code.as_str(),
-                escape(&listing(report, &errors, &mut budget))
+                escape_text(&listing(report, &errors, &mut budget))
             );
         }
         if !warnings.is_empty() {
             let _ = write!(
                 out,
                 "\n      <system-out>{}</system-out>",
-                escape(&listing(report, &warnings, &mut budget))
+                escape_text(&listing(report, &warnings, &mut budget))
             );
         }
         if !report.findings.is_empty() {
@@ -91,14 +91,25 @@ fn listing(report: &FileReport, findings: &[&Finding], budget: &mut usize) -> St
     text
 }
 
-/// `text` as XML character data or an attribute value: the five special
-/// characters as entities, line breaks and tabs as character references
-/// (so that attributes keep them), and characters XML 1.0 cannot hold
-/// (other control characters, U+FFFE, U+FFFF) as U+FFFD.
+/// `text` as an attribute value: the five special characters as
+/// entities, line breaks and tabs as character references (an attribute
+/// keeps them only so), and characters XML 1.0 cannot hold (other control
+/// characters, U+FFFE, U+FFFF) as U+FFFD.
 pub(super) fn escape(text: &str) -> String {
+    escape_as(text, false)
+}
+
+/// `text` as character data: as [`escape`], but line feeds and tabs stay
+/// as they are, so that the listing reads as the text output does.
+pub(super) fn escape_text(text: &str) -> String {
+    escape_as(text, true)
+}
+
+fn escape_as(text: &str, content: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            '\n' | '\t' if content => out.push(c),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -139,6 +150,7 @@ mod tests {
             "x\u{fffd}y\u{fffd}z\u{fffd}"
         );
         assert_eq!(escape("é ✓ 🦀"), "é ✓ 🦀");
+        assert_eq!(escape_text("a\n\tb\r<c>"), "a\n\tb&#13;&lt;c&gt;");
     }
 
     #[test]
@@ -163,7 +175,8 @@ mod tests {
         ));
         assert_eq!(xml.matches("<testcase ").count(), 4);
         assert_eq!(xml.matches("<failure ").count(), 1);
-        assert!(xml.contains(r#"<failure message="2 problems" type="MC301">error[MC301] unpaired: no request &lt;has&gt; id 7&#10;  --&gt; bad.json:9 at /interactions/2"#));
+        assert!(xml.contains(r#"<failure message="2 problems" type="MC301">error[MC301] unpaired: no request &lt;has&gt; id 7
+  --&gt; bad.json:9 at /interactions/2"#));
         assert_eq!(xml.matches("<system-out>warning[MC302]").count(), 2);
         assert!(xml.contains(r#"<testcase classname="check" name="clean.json"></testcase>"#));
         assert!(xml.contains(r#"name="gone &amp; lost.json""#));
