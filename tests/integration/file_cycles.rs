@@ -20,6 +20,11 @@ struct Source {
     module: Vec<String>,
     /// Its non-test code, comments removed.
     code: String,
+    /// What its private `use` items name.
+    imports: Vec<Vec<String>>,
+    /// What its `pub use` items (of any visibility) name: its surface,
+    /// not a dependency.
+    reexports: Vec<Vec<String>>,
 }
 
 /// The files of a crate tree, by module path.
@@ -83,7 +88,14 @@ impl Tree {
             }
             let code = code_of(&std::fs::read_to_string(src.join(relative)).unwrap());
             let path = Path::new("src").join(relative);
-            files.push(Source { path, module, code });
+            let (imports, reexports) = uses(&code);
+            files.push(Source {
+                path,
+                module,
+                code,
+                imports,
+                reexports,
+            });
         }
         let by_module = files
             .iter()
@@ -111,9 +123,10 @@ impl Tree {
         };
         // A name this file imports rather than defines: follow it.
         if depth < 8 {
-            for imported in uses(&self.files[file], true) {
+            let source = &self.files[file];
+            for imported in source.imports.iter().chain(&source.reexports) {
                 if imported.last() == Some(item)
-                    && let Some(target) = self.absolute(file, &imported)
+                    && let Some(target) = self.absolute(file, imported)
                     && let Some(found) = self.resolve(&target, depth + 1)
                 {
                     return Some(found);
@@ -156,21 +169,21 @@ impl Tree {
     }
 }
 
-/// Every path a file's `use` items name, braces expanded, `as` dropped;
-/// with `reexports` false, a `pub use` (of any visibility) is left out:
-/// what a file re-exports is its surface, not a dependency.
-fn uses(source: &Source, reexports: bool) -> Vec<Vec<String>> {
-    let mut found = Vec::new();
-    let code = &source.code;
+/// Every path a file's `use` items name, braces expanded, `as` dropped:
+/// those of private `use` items, then those of `pub use` items.
+fn uses(code: &str) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let (mut imports, mut reexports) = (Vec::new(), Vec::new());
     let mut at = 0;
     for line in code.split_inclusive('\n') {
         let start = at;
         at += line.len();
         // `use`, `pub use`, `pub(crate) use` … at the start of a line.
         let statement = line.trim_start();
-        if !reexports && statement.starts_with("pub") {
-            continue;
-        }
+        let found = if statement.starts_with("pub") {
+            &mut reexports
+        } else {
+            &mut imports
+        };
         let statement = match statement.strip_prefix("pub") {
             Some(rest) if rest.starts_with('(') => rest.split_once(')').map_or("", |(_, r)| r),
             Some(rest) => rest,
@@ -184,9 +197,9 @@ fn uses(source: &Source, reexports: bool) -> Vec<Vec<String>> {
             break;
         };
         let tree = without_aliases(&code[begin..begin + end]);
-        expand(&tree, &mut Vec::new(), &mut found);
+        expand(&tree, &mut Vec::new(), found);
     }
-    found
+    (imports, reexports)
 }
 
 /// A use tree without whitespace and without `as` renames.
@@ -297,7 +310,7 @@ fn inline_paths(source: &Source) -> Vec<Vec<String>> {
 fn edges(tree: &Tree) -> BTreeMap<usize, BTreeMap<usize, BTreeSet<String>>> {
     let mut edges: BTreeMap<usize, BTreeMap<usize, BTreeSet<String>>> = BTreeMap::new();
     for (from, source) in tree.files.iter().enumerate() {
-        for path in uses(source, false).into_iter().chain(inline_paths(source)) {
+        for path in source.imports.iter().cloned().chain(inline_paths(source)) {
             let Some(target) = tree.absolute(from, &path) else {
                 continue;
             };
